@@ -1,0 +1,79 @@
+// The proposer interface: every way of changing the code (built-in search,
+// coding agent, external script) sits behind it. A proposer edits files in
+// the loop's working tree and describes what it did. It never commits and
+// never touches the ledger: the engine checks scope, commits, runs, decides.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/experiment.h"
+
+namespace ratchet {
+
+class ProcessRunner;
+class Workspace;
+class Clock;
+
+/// What the engine tells a proposer before each experiment.
+struct ProposalRequest {
+  int experiment_id = 0;
+  std::string worktree;  // loop directory (absolute); edit files here
+  std::string run_dir;   // .ratchet/runs/<id>/ (absolute) for the proposer's logs
+  const LoopConfig* config = nullptr;
+  /// Every experiment so far, oldest first (finished ones: phase kDone).
+  const std::vector<Experiment>* history = nullptr;
+  /// The current best (the last kept experiment); null before the baseline.
+  const Experiment* incumbent = nullptr;
+  /// Guidance lines from outer-loop mechanisms (text for agents).
+  std::vector<std::string> guidance;
+  /// Constraints or a region for a search proposer, as a JSON object from
+  /// outer-loop mechanisms; "" when none. See src/outer/ for the keys.
+  std::string search_hints_json;
+  uint64_t seed = 0;  // derived from [loop] seed and the experiment id
+  const std::atomic<bool>* cancel = nullptr;  // set when the user asks to stop now
+};
+
+struct Proposal {
+  enum class Outcome {
+    kCandidate,  // the tree was edited; description says how
+    kNoChange,   // the proposer chose to change nothing
+    kFailed,     // the proposer failed; reason says why
+  };
+  Outcome outcome = Outcome::kFailed;
+  std::string description;  // one line
+  std::string hypothesis;   // optional
+  std::string params_json;  // parameter values (search), "" if none
+  std::string reason;       // for kFailed / kNoChange
+  Usage usage;              // tokens and cost, when the proposer reports them
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  /// The kind, as written in [propose] kind ("script", "search", ...).
+  virtual std::string kind() const = 0;
+  /// Edits the working tree (which is at the incumbent) to make a candidate.
+  virtual Proposal Propose(const ProposalRequest& request) = 0;
+  /// Writes `params_json` into the tree in place of the current candidate
+  /// (an outer-loop mechanism rewrote the proposal). Proposers without
+  /// parameters return false and the rewrite is refused.
+  virtual bool Reapply(const ProposalRequest& request, const std::string& params_json,
+                       std::string* err) {
+    (void)request, (void)params_json;
+    *err = "this proposer has no parameters to rewrite";
+    return false;
+  }
+};
+
+/// What a proposer may use to act on the world.
+struct ProposerDeps {
+  ProcessRunner* runner = nullptr;
+  Workspace* workspace = nullptr;
+  Clock* clock = nullptr;
+};
+
+}  // namespace ratchet

@@ -1,0 +1,32 @@
+// The file-system port for the loop directory: what the engine reads and
+// writes besides git. The real implementation is src/vcs/workspace_fs.h.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ratchet {
+
+class Workspace {
+ public:
+  virtual ~Workspace() = default;
+  /// The loop directory (absolute).
+  virtual const std::string& root() const = 0;
+  /// SHA-256 (hex) of every regular file under root() whose relative path
+  /// matches one of `globs` (see core/glob.h), tracked or not, .git and
+  /// .ratchet excluded. Key: relative path.
+  virtual bool HashFiles(const std::vector<std::string>& globs,
+                         std::map<std::string, std::string>* hashes, std::string* err) = 0;
+  virtual bool ReadFile(const std::string& rel_path, std::string* content, std::string* err) = 0;
+  /// Writes atomically (temporary file, fsync, rename). Creates parent folders.
+  virtual bool WriteFile(const std::string& rel_path, const std::string& content,
+                         std::string* err) = 0;
+  /// Appends (creating the file and its folders if needed).
+  virtual bool AppendFile(const std::string& rel_path, const std::string& content,
+                          std::string* err) = 0;
+  virtual bool MakeDirs(const std::string& rel_path, std::string* err) = 0;
+  virtual bool Exists(const std::string& rel_path) = 0;
+};
+
+}  // namespace ratchet
