@@ -46,6 +46,9 @@ class ConfigSection {
   std::optional<uint64_t> Size(const std::string& key);
   /// A sub-table (absent if missing; error if not a table).
   ConfigSection Table(const std::string& key);
+  /// A sub-table owned by another part of ratchet: claimed here (so this
+  /// table's Finish() does not report it) and checked by its owner's Finish().
+  ConfigSection Extension(const std::string& key);
   /// An array of tables ([[gate]]); error if the key is another type.
   std::vector<ConfigSection> TableArray(const std::string& key);
   /// A table of string values (e.g. [run.env]).
@@ -67,8 +70,9 @@ class ConfigSection {
   bool ok() const;
   const std::string& error() const;  // the first error, "" if none
 
+  struct Impl;  // opaque: toml++ stays inside config_section.cc
+
  private:
-  struct Impl;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,216 @@
+#include "core/config.h"
+
+#include <cmath>
+#include <regex>
+
+namespace ratchet {
+
+bool Constraint::Holds(double value) const {
+  switch (op) {
+    case Op::kLess: return value < bound;
+    case Op::kLessEqual: return value <= bound;
+    case Op::kGreater: return value > bound;
+    case Op::kGreaterEqual: return value >= bound;
+  }
+  return false;
+}
+
+bool ParseConstraint(const std::string& text, Constraint* out, std::string* err) {
+  static const std::regex kForm(R"(^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, kForm)) {
+    *err = "'" + text + "' is not a constraint; write e.g. \"peak_mem_mb <= 8000\" (<, <=, >, >=)";
+    return false;
+  }
+  Constraint c;
+  c.metric = m[1];
+  const std::string op = m[2];
+  c.op = op == "<"    ? Constraint::Op::kLess
+         : op == "<=" ? Constraint::Op::kLessEqual
+         : op == ">"  ? Constraint::Op::kGreater
+                      : Constraint::Op::kGreaterEqual;
+  try {
+    size_t used = 0;
+    c.bound = std::stod(m[3], &used);
+    if (used != static_cast<size_t>(m[3].length()) || !std::isfinite(c.bound)) throw 0;
+  } catch (...) {
+    *err = "'" + text + "': the bound must be a number";
+    return false;
+  }
+  c.text = text;
+  *out = c;
+  return true;
+}
+
+namespace {
+
+void ReadLoop(ConfigSection loop, LoopConfig* c) {
+  if (auto tag = loop.String("tag")) {
+    static const std::regex kTag("^[A-Za-z0-9][A-Za-z0-9._-]*$");
+    if (std::regex_match(*tag, kTag) && tag->find("..") == std::string::npos) c->tag = *tag;
+    else loop.Fail("tag", "must be letters, digits, '.', '_' or '-' (it names the branch ratchet/<tag>)");
+  }
+  if (auto seed = loop.Integer("seed")) {
+    if (*seed >= 0) c->seed = static_cast<uint64_t>(*seed);
+    else loop.Fail("seed", "must be zero or positive");
+  }
+}
+
+void ReadEdit(ConfigSection edit, ConfigSection& root, LoopConfig* c) {
+  if (!edit.present()) {
+    root.Fail("edit", "missing: add an [edit] table with files = [...], the only files a proposer may change");
+    return;
+  }
+  if (auto files = edit.StringList("files")) c->edit_files = *files;
+  if (c->edit_files.empty() && edit.ok())
+    edit.Fail("files", "missing or empty: list the files a proposer may change (globs allowed)");
+  if (auto prot = edit.StringList("protected")) c->protected_files = *prot;
+}
+
+void ReadRun(ConfigSection run, ConfigSection& root, LoopConfig* c) {
+  if (!run.present()) {
+    root.Fail("run", "missing: add a [run] table with command, budget and timeout");
+    return;
+  }
+  if (auto build = run.String("build")) c->build = *build;
+  if (auto t = run.Duration("build_timeout")) c->build_timeout_s = *t;
+  if (auto command = run.String("command")) c->command = *command;
+  if (c->command.find_first_not_of(" \t") == std::string::npos && run.ok())
+    run.Fail("command", "missing: the shell command that runs one experiment");
+  if (auto budget = run.Duration("budget")) c->budget_s = *budget;
+  else if (run.ok() && !run.Has("budget"))
+    run.Fail("budget", "missing: the time budget of one experiment, e.g. \"60s\"");
+  if (auto timeout = run.Duration("timeout")) c->timeout_s = *timeout;
+  else if (run.ok() && !run.Has("timeout") && c->budget_s > 0)
+    c->timeout_s = 2 * c->budget_s + 60;  // room for start-up and evaluation
+  if (c->timeout_s > 0 && c->budget_s > 0 && c->timeout_s < c->budget_s)
+    run.Fail("timeout", "must be at least the budget (" + std::to_string(c->budget_s) + "s)");
+  if (auto grace = run.Duration("grace")) c->grace_s = *grace;
+  if (auto limit = run.Size("log_limit")) c->log_limit_bytes = *limit;
+  if (auto env = run.StringMap("env")) c->env = *env;
+}
+
+void ReadMetric(ConfigSection metric, ConfigSection& root, LoopConfig* c) {
+  if (!metric.present()) {
+    root.Fail("metric", "missing: add a [metric] table with name and goal (\"min\" or \"max\")");
+    return;
+  }
+  if (auto name = metric.String("name")) c->metric_name = *name;
+  if (c->metric_name.empty() && metric.ok())
+    metric.Fail("name", "missing: the metric to improve, as the run prints it (e.g. val_bpb)");
+  if (auto goal = metric.String("goal")) {
+    if (*goal == "min") c->goal = Goal::kMin;
+    else if (*goal == "max") c->goal = Goal::kMax;
+    else metric.Fail("goal", "must be \"min\" or \"max\", not \"" + *goal + "\"");
+  } else if (metric.ok()) {
+    metric.Fail("goal", "missing: \"min\" or \"max\"");
+  }
+  if (auto regex = metric.String("regex")) {
+    try {
+      std::regex re(*regex);
+      if (re.mark_count() != 1) metric.Fail("regex", "must have exactly one capture group (the number)");
+      else c->metric_regex = *regex;
+    } catch (const std::regex_error& e) {
+      metric.Fail("regex", std::string("not a valid regular expression: ") + e.what());
+    }
+  }
+  if (auto constraints = metric.StringList("constraints")) {
+    for (const std::string& text : *constraints) {
+      Constraint constraint;
+      std::string err;
+      if (ParseConstraint(text, &constraint, &err)) c->constraints.push_back(constraint);
+      else metric.Fail("constraints", err);
+    }
+  }
+}
+
+void ReadGates(std::vector<ConfigSection> gates, LoopConfig* c) {
+  for (ConfigSection& gate : gates) {
+    GateConfig g;
+    g.name = gate.String("name").value_or("");
+    if (auto command = gate.String("command")) g.command = *command;
+    if (g.command.empty() && gate.ok()) gate.Fail("command", "missing: the shell command of this gate");
+    if (g.name.empty()) g.name = g.command.substr(0, g.command.find(' '));
+    if (auto when = gate.String("when")) {
+      if (*when == "before") g.when = GateConfig::When::kBefore;
+      else if (*when == "after") g.when = GateConfig::When::kAfter;
+      else gate.Fail("when", "must be \"before\" (the run) or \"after\", not \"" + *when + "\"");
+    }
+    if (auto t = gate.Duration("timeout")) g.timeout_s = *t;
+    c->gates.push_back(g);
+  }
+}
+
+void ReadAccept(ConfigSection accept, LoopConfig* c) {
+  if (auto d = accept.Number("min_delta")) {
+    if (*d >= 0) c->min_delta = *d;
+    else accept.Fail("min_delta", "must be zero or positive");
+  }
+  if (auto k = accept.Integer("baseline_repeats")) {
+    if (*k >= 1 && *k <= 100) c->baseline_repeats = static_cast<int>(*k);
+    else accept.Fail("baseline_repeats", "must be between 1 and 100");
+  }
+  if (auto k = accept.Integer("confirm")) {
+    if (*k >= 0 && *k <= 100) c->confirm = static_cast<int>(*k);
+    else accept.Fail("confirm", "must be between 0 and 100");
+  }
+  if (auto s = accept.Number("noise_sigmas")) {
+    if (*s >= 0) c->noise_sigmas = *s;
+    else accept.Fail("noise_sigmas", "must be zero or positive");
+  }
+}
+
+void ReadStop(ConfigSection stop, LoopConfig* c) {
+  auto positive_int = [&](const char* key) -> std::optional<int64_t> {
+    auto v = stop.Integer(key);
+    if (v && *v < 1) {
+      stop.Fail(key, "must be at least 1");
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (auto v = positive_int("max_experiments")) c->max_experiments = static_cast<int>(*v);
+  if (auto v = stop.Number("target")) c->target = *v;
+  if (auto v = stop.Duration("wall")) c->wall_s = *v;
+  if (auto v = positive_int("patience")) c->patience = static_cast<int>(*v);
+  if (auto v = stop.Number("cost_usd")) {
+    if (*v > 0) c->max_cost_usd = *v;
+    else stop.Fail("cost_usd", "must be positive");
+  }
+  if (auto v = positive_int("tokens")) c->max_tokens = *v;
+  if (auto v = positive_int("consecutive_failures")) c->max_consecutive_failures = static_cast<int>(*v);
+}
+
+void ReadPropose(ConfigSection propose, LoopConfig* c) {
+  if (auto kind = propose.String("kind")) c->propose_kind = *kind;
+  for (const std::string& key : propose.Keys()) {
+    if (key == "kind") continue;
+    ConfigSection section = propose.Extension(key);
+    if (section.present()) c->propose_sections[key] = section;
+  }
+}
+
+}  // namespace
+
+bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfig* config,
+                     std::string* err) {
+  ConfigSection root;
+  if (!ConfigSection::Parse(text, file, &root, err)) return false;
+  LoopConfig c;
+  c.file = file;
+  ReadLoop(root.Table("loop"), &c);
+  ReadEdit(root.Table("edit"), root, &c);
+  ReadRun(root.Table("run"), root, &c);
+  ReadMetric(root.Table("metric"), root, &c);
+  ReadGates(root.TableArray("gate"), &c);
+  ReadAccept(root.Table("accept"), &c);
+  ReadStop(root.Table("stop"), &c);
+  ReadPropose(root.Table("propose"), &c);
+  c.outer = root.Extension("outer");
+  c.review = root.Extension("review");
+  if (!root.Finish(err)) return false;
+  *config = std::move(c);
+  return true;
+}
+
+}  // namespace ratchet
