@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -166,6 +167,72 @@ std::optional<std::vector<std::string>> ConfigSection::StringList(const std::str
   }
   Fail(key, std::string("expected a string or a list of strings, got ") + TypeName(*node));
   return std::nullopt;
+}
+
+namespace {
+
+// A TOML scalar as JSON text; false for tables, arrays, dates and non-finite floats.
+bool ScalarAsJson(const toml::node& node, std::string* out) {
+  if (node.is_string()) {
+    std::string json = "\"";
+    const std::string text = *node.value<std::string>();
+    for (char c : text) {
+      if (c == '"' || c == '\\') {
+        json += '\\';
+        json += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x",
+                      static_cast<unsigned>(static_cast<unsigned char>(c)));
+        json += buf;
+      } else {
+        json += c;
+      }
+    }
+    *out = json + "\"";
+    return true;
+  }
+  if (node.is_integer()) {
+    *out = std::to_string(*node.value<int64_t>());
+    return true;
+  }
+  if (node.is_boolean()) {
+    *out = *node.value<bool>() ? "true" : "false";
+    return true;
+  }
+  if (node.is_floating_point() && std::isfinite(*node.value<double>())) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", *node.value<double>());
+    *out = buf;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> ConfigSection::ScalarList(const std::string& key) {
+  const toml::node* node = Lookup(*impl_, key);
+  if (!node) return std::nullopt;
+  std::vector<std::string> out(1);
+  if (ScalarAsJson(*node, &out[0])) return out;
+  const toml::array* array = node->as_array();
+  if (!array) {
+    Fail(key, std::string("expected a list of strings, numbers or booleans, got ") +
+                  TypeName(*node));
+    return std::nullopt;
+  }
+  out.clear();
+  for (const toml::node& item : *array) {
+    std::string json;
+    if (!ScalarAsJson(item, &json)) {
+      Fail(key, std::string("expected a list of strings, numbers or booleans, found ") +
+                    TypeName(item) + " in it");
+      return std::nullopt;
+    }
+    out.push_back(json);
+  }
+  return out;
 }
 
 std::optional<double> ConfigSection::Duration(const std::string& key) {

@@ -39,6 +39,9 @@ class ConfigSection {
   std::optional<bool> Bool(const std::string& key);
   /// A string or an array of strings.
   std::optional<std::vector<std::string>> StringList(const std::string& key);
+  /// A scalar or an array of scalars (strings, integers, floats, booleans),
+  /// each written as JSON: "\"relu\"", "64", "0.5", "true" (search choices).
+  std::optional<std::vector<std::string>> ScalarList(const std::string& key);
   /// Seconds, from a number or a string like "90s", "5m", "1h30m", "250ms".
   /// Negative or zero durations are errors.
   std::optional<double> Duration(const std::string& key);
