@@ -59,6 +59,9 @@ struct RunResult {
   double peak_rss_mb = 0;     // peak resident memory of the whole tree
   uint64_t output_bytes = 0;  // all output produced, including dropped bytes
   bool output_truncated = false;
+  /// True when readonly_paths were enforced by a sandbox; false when the list
+  /// was empty or no sandbox works here (the command then ran without it).
+  bool sandboxed = false;
   std::string tail;   // the last tail_bytes of output
   std::string error;  // why it failed to start, or other runner trouble
   bool ok() const { return end == End::kExited && exit_code == 0; }
