@@ -109,6 +109,7 @@ bool Engine::Load(std::string* err) {
 bool Engine::Preflight(std::string* err) {
   if (!Load(err)) return false;
   const bool pending = !history_.empty() && history_.back().phase != Phase::kDone;
+  if (!start_commit_.empty() && !CheckBranch(pending, err)) return false;
   if (!pending) {
     std::vector<std::string> dirty;
     if (!deps_.repo->DirtyPaths(&dirty, err)) return false;
@@ -121,7 +122,10 @@ bool Engine::Preflight(std::string* err) {
       return false;
     }
   }
-  if (start_commit_.empty()) return true;  // a new loop
+  return true;
+}
+
+bool Engine::CheckBranch(bool pending, std::string* err) {
   std::string tip;
   if (!deps_.repo->ResolveRef("refs/heads/" + branch_, &tip, err)) return false;
   if (tip.empty()) return true;  // created again from the ledger's incumbent

@@ -64,6 +64,8 @@ class Engine {
 
  private:
   bool Load(std::string* err);
+  /// The loop branch is where the ledger says (or explained by a crash).
+  bool CheckBranch(bool pending, std::string* err);
   bool Recover(std::string* err);
   bool StartLoop(std::string* err);
   bool RunOne(EventSink* events, std::string* err);

@@ -81,6 +81,15 @@ bool Engine::RunOne(EventSink* events, std::string* err) {
                        : std::string("the baseline failed (") + StatusName(exp.status) + ": " +
                              exp.reason + "); fix the workload, then run again";
   }
+  if (exp.status == Status::kOutOfScope && stop_reason_.empty()) {
+    // Git restores tracked files; an ignored protected file (prepared data)
+    // it cannot, and every later experiment would fail the same way.
+    std::string problem;
+    if (!CheckProtected(&problem, err)) return false;
+    if (!problem.empty())
+      stop_reason_ = problem + " and git cannot restore it (it is not tracked); restore it "
+                     "(e.g. prepare the data again), then run again";
+  }
   if (exp.status == Status::kInterrupted && stop_reason_.empty())
     stop_reason_ = "stopped by the user (Ctrl-C twice)";
   return true;

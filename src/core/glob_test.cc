@@ -43,8 +43,8 @@ TEST(GlobMatch, Classes) {
   EXPECT_TRUE(GlobMatch("[!a]*", "bcd"));
   EXPECT_FALSE(GlobMatch("[!a]*", "abc"));
   EXPECT_TRUE(GlobMatch("[^a]*", "bcd"));
-  EXPECT_TRUE(GlobMatch("[]x]", "]"));   // ']' first is a literal
-  EXPECT_TRUE(GlobMatch("[a-]", "-"));   // '-' last is a literal
+  EXPECT_TRUE(GlobMatch("[]x]", "]"));  // ']' first is a literal
+  EXPECT_TRUE(GlobMatch("[a-]", "-"));  // '-' last is a literal
   EXPECT_TRUE(GlobMatch("[a-cx-z]", "y"));
   EXPECT_FALSE(GlobMatch("[a-cx-z]", "m"));
   EXPECT_TRUE(GlobMatch("[*]", "*"));

@@ -1,0 +1,144 @@
+// In-memory fakes of the core ports, for policy tests: no processes, no
+// git, no files, no sleeping. Real implementations are tested end to end.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ledger.h"
+#include "core/proposer.h"
+#include "core/repo.h"
+#include "core/runner.h"
+#include "core/workspace.h"
+
+namespace ratchet {
+
+class FakeClock : public Clock {
+ public:
+  double MonotonicSeconds() override { return mono; }
+  double WallSeconds() override { return wall; }
+  void Advance(double seconds) {
+    mono += seconds;
+    wall += seconds;
+  }
+  double mono = 1000;
+  double wall = 1.7e9;
+};
+
+using FileMap = std::map<std::string, std::string>;  // path -> content
+
+/// A repository as maps: commits are whole trees, named "c0", "c1", ...
+class FakeRepo : public Repo {
+ public:
+  explicit FakeRepo(const FileMap& initial_tree);
+
+  bool Head(std::string* sha, std::string* err) override;
+  bool CurrentBranch(std::string* branch, std::string* err) override;
+  bool DirtyPaths(std::vector<std::string>* paths, std::string* err) override;
+  bool ResolveRef(const std::string& ref, std::string* sha, std::string* err) override;
+  bool CheckoutBranch(const std::string& branch, const std::string& start,
+                      std::string* err) override;
+  bool Changes(const std::string& base, std::vector<FileChange>* changes,
+               std::string* err) override;
+  bool CommitWorktree(const std::string& parent, const std::string& message, std::string* sha,
+                      std::string* err) override;
+  bool SetRef(const std::string& ref, const std::string& sha, std::string* err) override;
+  bool AdvanceBranch(const std::string& branch, const std::string& sha,
+                     const std::string& expected_old, std::string* err) override;
+  bool RestoreTo(const std::string& sha, std::string* err) override;
+  bool DiffStat(const std::string& from, const std::string& to, std::string* stat,
+                std::string* err) override;
+  bool Diff(const std::string& from, const std::string& to, std::string* diff,
+            std::string* err) override;
+
+  /// The commits reachable from `ref` by first parents, newest first.
+  std::vector<std::string> Log(const std::string& ref) const;
+
+  FileMap worktree;                         // tracked and untracked, not ignored
+  std::map<std::string, FileMap> commits;   // sha -> tree
+  std::map<std::string, std::string> parents;
+  std::map<std::string, std::string> messages;
+  std::map<std::string, std::string> refs;  // "refs/heads/main" -> sha
+  std::string branch = "main";              // checked out
+  int next_commit = 1;
+};
+
+/// The loop directory's other files, plus hashing over the repo's worktree
+/// and `ignored` files (git-ignored, e.g. prepared data).
+class FakeWorkspace : public Workspace {
+ public:
+  explicit FakeWorkspace(FakeRepo* repo) : repo_(repo) {}
+  const std::string& root() const override { return root_; }
+  bool HashFiles(const std::vector<std::string>& globs, std::map<std::string, std::string>* hashes,
+                 std::string* err) override;
+  bool ReadFile(const std::string& rel_path, std::string* content, std::string* err) override;
+  bool WriteFile(const std::string& rel_path, const std::string& content,
+                 std::string* err) override;
+  bool AppendFile(const std::string& rel_path, const std::string& content,
+                  std::string* err) override;
+  bool MakeDirs(const std::string& rel_path, std::string* err) override;
+  bool Exists(const std::string& rel_path) override;
+
+  FileMap files;    // .ratchet/... and other untracked-by-design files
+  FileMap ignored;  // git-ignored files that may be protected
+
+ private:
+  FakeRepo* repo_;
+  std::string root_ = "/loop";
+};
+
+/// Answers every Run with `handler` (default: exit 0, no output).
+class FakeRunner : public ProcessRunner {
+ public:
+  RunResult Run(const RunSpec& spec) override;
+  std::function<RunResult(const RunSpec&)> handler;
+  std::vector<RunSpec> calls;
+  /// The shell command line of a spec made with ShellCommand().
+  static std::string CommandOf(const RunSpec& spec);
+};
+
+/// A result that exited with `code` after printing `output`.
+RunResult Exited(int code, const std::string& output, double wall_s = 1);
+
+class FakeLedger : public Ledger {
+ public:
+  bool LoadExperiments(std::vector<Experiment>* out, std::string* err) override;
+  bool InsertExperiment(const Experiment& exp, std::string* err) override;
+  bool UpdateExperiment(const Experiment& exp, std::string* err) override;
+  bool AddRun(const RunRecord& run, std::string* err) override;
+  bool LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) override;
+  bool AddEvent(const LedgerEvent& event, std::string* err) override;
+  bool LoadEvents(long long after_seq, std::vector<LedgerEvent>* out, std::string* err) override;
+  bool BeginSession(const Session& session, int* id, std::string* err) override;
+  bool EndSession(int id, double ended_at, const std::string& reason, std::string* err) override;
+  bool LoadSessions(std::vector<Session>* out, std::string* err) override;
+  bool SetMeta(const std::string& key, const std::string& value, std::string* err) override;
+  bool GetMeta(const std::string& key, std::string* value, std::string* err) override;
+  bool AddMechanismCalls(const std::string& mechanism, const std::string& hook, long long calls,
+                         std::string* err) override;
+  bool LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
+                          std::string* err) override;
+
+  std::vector<Experiment> experiments;
+  std::vector<RunRecord> runs;
+  std::vector<LedgerEvent> events;
+  std::vector<Session> sessions;
+  std::map<std::string, std::string> meta;
+  std::map<std::pair<std::string, std::string>, long long> mechanism_calls;
+  /// Every phase each experiment was written with, in order (write-ahead checks).
+  std::map<int, std::vector<Phase>> phases;
+};
+
+/// A proposer that calls `edit` on the repo's worktree.
+class FakeProposer : public Proposer {
+ public:
+  std::string kind() const override { return "fake"; }
+  Proposal Propose(const ProposalRequest& request) override;
+  std::function<Proposal(const ProposalRequest&)> edit;
+  int calls = 0;
+};
+
+}  // namespace ratchet
