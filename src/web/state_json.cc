@@ -1,0 +1,185 @@
+#include "web/state_json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace ratchet {
+namespace {
+
+using nlohmann::json;
+
+// Descriptions and logs come from proposers and programs: never let a
+// stray byte make the whole answer fail.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Seven significant digits: what a table or a chart can show, and much
+// shorter than a double's seventeen.
+json Short(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return std::strtod(buf, nullptr);
+}
+
+json Tenths(double v) { return std::round(v * 10) / 10; }
+
+json Optional(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? json(*v) : json(nullptr);
+}
+
+json LiveObject(const LiveView& live) {
+  if (!live.present) return nullptr;
+  return {{"pid", live.pid},
+          {"alive", live.alive},
+          {"session_id", live.session_id},
+          {"experiment_id", live.experiment_id},
+          {"phase", live.phase},
+          {"phase_started_at", live.phase_started_at},
+          {"run_started_at", live.run_started_at},
+          {"budget_s", live.budget_s},
+          {"timeout_s", live.timeout_s},
+          {"progress", live.progress},
+          {"updated_at", live.updated_at},
+          {"stop_reason", live.stop_reason}};
+}
+
+json MetricsObject(const std::map<std::string, double>& metrics) {
+  json out = json::object();
+  for (const auto& [name, value] : metrics) {
+    out[name] = std::isfinite(value) ? json(value) : json(nullptr);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string LiveJson(const LiveView& live) { return Dump(LiveObject(live)); }
+
+std::string StateJson(const LoopSettings& settings, const LedgerView& ledger,
+                      const LiveView& live, long long version, int from_id, double now) {
+  json loop = {{"name", settings.name},
+               {"metric", settings.metric_name},
+               {"goal", settings.minimize ? "min" : "max"},
+               {"target", Optional(settings.target)},
+               {"budget_s", settings.budget_s},
+               {"timeout_s", settings.timeout_s},
+               {"max_experiments", settings.max_experiments
+                                       ? json(*settings.max_experiments)
+                                       : json(nullptr)},
+               {"wall_s", Optional(settings.wall_s)},
+               {"max_cost_usd", Optional(settings.max_cost_usd)}};
+  json sessions = json::array();
+  for (const Session& s : ledger.sessions) {
+    sessions.push_back({s.id, s.started_at, s.ended_at, s.stop_reason});
+  }
+
+  // Metric names of the rows sent, primary first, then by name.
+  std::map<std::string, int> index;
+  std::vector<std::string> names;
+  if (!settings.metric_name.empty()) {
+    index[settings.metric_name] = 0;
+    names.push_back(settings.metric_name);
+  }
+  for (const Experiment& e : ledger.experiments) {
+    if (e.id < from_id) continue;
+    for (const auto& m : e.metrics) {
+      if (index.emplace(m.first, static_cast<int>(names.size())).second) names.push_back(m.first);
+    }
+  }
+
+  json rows = json::array();
+  for (const Experiment& e : ledger.experiments) {
+    if (e.id < from_id) continue;
+    json metrics(names.size(), nullptr);
+    for (const auto& [name, value] : e.metrics) metrics[index[name]] = Short(value);
+    if (e.metric && !settings.metric_name.empty() && metrics[0].is_null()) {
+      metrics[0] = Short(*e.metric);
+    }
+    double duration = e.propose_s + e.build_s + e.run_s;
+    if (duration <= 0 && e.finished_at > e.started_at) duration = e.finished_at - e.started_at;
+    rows.push_back({e.id, PhaseName(e.phase), StatusName(e.status),
+                    e.metric ? Short(*e.metric) : json(nullptr), e.description,
+                    Tenths(e.started_at), Tenths(e.finished_at), Tenths(duration),
+                    e.usage.cost_usd == 0 ? json(0) : Short(e.usage.cost_usd), e.baseline ? 1 : 0,
+                    std::move(metrics)});
+  }
+  int total = ledger.experiments.empty() ? 0 : ledger.experiments.back().id;
+  json state = {{"v", 1},
+                {"version", version},
+                {"now", now},
+                {"loop", std::move(loop)},
+                {"sessions", std::move(sessions)},
+                {"live", LiveObject(live)},
+                {"from", from_id},
+                {"total", total},
+                {"cols", {"id", "phase", "status", "metric", "desc", "start", "end", "dur",
+                          "cost", "baseline", "metrics"}},
+                {"metric_names", names},
+                {"rows", std::move(rows)}};
+  return Dump(state);
+}
+
+std::string DetailJson(const ExperimentDetail& d) {
+  const Experiment& e = d.experiment;
+  json runs = json::array();
+  for (const RunRecord& r : d.runs) {
+    runs.push_back({{"attempt", r.attempt},
+                    {"purpose", r.purpose},
+                    {"exit_code", r.exit_code},
+                    {"signal", r.signal},
+                    {"timed_out", r.timed_out},
+                    {"wall_s", r.wall_s},
+                    {"metric", r.metric ? json(*r.metric) : json(nullptr)},
+                    {"metrics", MetricsObject(r.metrics)}});
+  }
+  json exp = {{"id", e.id},
+              {"session_id", e.session_id},
+              {"phase", PhaseName(e.phase)},
+              {"status", StatusName(e.status)},
+              {"reason", e.reason},
+              {"baseline", e.baseline},
+              {"parent_commit", e.parent_commit},
+              {"candidate_commit", e.candidate_commit},
+              {"proposer", e.proposer},
+              {"description", e.description},
+              {"hypothesis", e.hypothesis},
+              {"params", e.params_json},
+              {"metric", e.metric ? json(*e.metric) : json(nullptr)},
+              {"metric_stddev", e.metric_stddev},
+              {"metric_n", e.metric_n},
+              {"metrics", MetricsObject(e.metrics)},
+              {"started_at", e.started_at},
+              {"finished_at", e.finished_at},
+              {"propose_s", e.propose_s},
+              {"build_s", e.build_s},
+              {"run_s", e.run_s},
+              {"cpu_s", e.cpu_s},
+              {"peak_rss_mb", e.peak_rss_mb},
+              {"exit_code", e.exit_code},
+              {"signal", e.signal},
+              {"diff_stat", e.diff_stat},
+              {"files_changed", e.files_changed},
+              {"log_path", e.log_path},
+              {"usage",
+               {{"input_tokens", e.usage.input_tokens},
+                {"output_tokens", e.usage.output_tokens},
+                {"cost_usd", e.usage.cost_usd}}},
+              {"mechanisms", e.mechanisms}};
+  json out = {{"experiment", std::move(exp)},
+              {"runs", std::move(runs)},
+              {"diff",
+               {{"text", d.diff},
+                {"error", d.diff_error.empty() ? json(nullptr) : json(d.diff_error)},
+                {"truncated", d.diff_truncated}}},
+              {"log",
+               {{"path", e.log_path},
+                {"text", d.log},
+                {"error", d.log_error.empty() ? json(nullptr) : json(d.log_error)},
+                {"truncated", d.log_truncated}}}};
+  return Dump(out);
+}
+
+}  // namespace ratchet
