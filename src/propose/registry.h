@@ -29,7 +29,9 @@ std::unique_ptr<Proposer> CreateProposer(const std::string& kind, const LoopConf
                                          const ProposerDeps& deps, std::string* err);
 
 /// Checks every [propose.<kind>] section in the file, not only the chosen one,
-/// so a typo in an unused section is still reported.
-bool ValidateProposerSections(const LoopConfig& config, std::string* err);
+/// so a typo in an unused section is still reported. Factories may read the
+/// loop's files through deps.workspace but must not change anything.
+bool ValidateProposerSections(const LoopConfig& config, const ProposerDeps& deps,
+                              std::string* err);
 
 }  // namespace ratchet
