@@ -1,0 +1,165 @@
+// `ratchet run DIR`: wires the real ports to the engine and runs the loop.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstring>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/loop_dir.h"
+#include "cli/terminal_reporter.h"
+#include "core/accept.h"
+#include "core/engine.h"
+#include "exec/local_runner.h"
+#include "exec/system_clock.h"
+#include "propose/registry.h"
+#include "store/loop_lock.h"
+#include "store/sqlite_ledger.h"
+#include "vcs/git_repo.h"
+#include "vcs/workspace_fs.h"
+
+namespace ratchet {
+namespace {
+
+std::atomic<int> g_interrupts{0};
+std::atomic<bool> g_cancel{false};
+
+void OnSignal(int signo) {
+  // Only async-signal-safe calls here: atomics and write(2).
+  int n = ++g_interrupts;
+  if (signo == SIGTERM || n >= 2) {
+    g_cancel = true;
+    const char msg[] = "\nratchet: stopping now: killing the current run\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+  } else {
+    const char msg[] =
+        "\nratchet: will stop after this experiment (Ctrl-C again to stop now)\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+  }
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+struct RunOptions {
+  std::string dir;
+  int max_experiments = 0;
+  double target = std::numeric_limits<double>::quiet_NaN();
+  bool target_set = false;
+};
+
+void PrintSummary(const StopSummary& s, const LoopConfig& config) {
+  std::printf("stopped: %s\n", s.reason.c_str());
+  if (s.best) {
+    std::printf("best: #%d %s=%s (commit %s): %s\n", s.best->id, config.metric_name.c_str(),
+                s.best->metric ? FormatMetric(*s.best->metric).c_str() : "-",
+                Short(s.best->candidate_commit).c_str(), s.best->description.c_str());
+  }
+  std::string counts;
+  for (const auto& [status, n] : s.counts)
+    counts += (counts.empty() ? "" : ", ") + std::string(StatusName(status)) + " " +
+              std::to_string(n);
+  std::printf("experiments: %d (%s)\n", s.experiments, counts.c_str());
+}
+
+int Run(const RunOptions& options) {
+  LoopPaths paths;
+  std::string err;
+  if (!ResolveLoop(options.dir, &paths, &err)) return Fail(err);
+  LoopConfig config;
+  if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
+  if (options.max_experiments > 0) config.max_experiments = options.max_experiments;
+  if (options.target_set) config.target = options.target;
+
+  std::unique_ptr<GitRepo> repo;
+  if (!GitRepo::Open(paths.dir, &repo, &err)) return Fail(err);
+  LocalProcessRunner runner;
+  FsWorkspace workspace(paths.dir);
+  ProposerDeps proposer_deps{&runner, &workspace, SystemClock()};
+  std::unique_ptr<Proposer> proposer =
+      CreateProposer(config.propose_kind, config, proposer_deps, &err);
+  if (!proposer) return Fail(err);
+  if (!ValidateProposerSections(config, proposer_deps, &err)) return Fail(err);
+
+  EngineDeps deps;
+  deps.clock = SystemClock();
+  deps.runner = &runner;
+  deps.repo = repo.get();
+  deps.workspace = &workspace;
+  deps.proposer = proposer.get();
+  deps.interrupts = &g_interrupts;
+  deps.cancel = &g_cancel;
+  deps.pid = ::getpid();
+
+  // Everything is checked before the first write: a new loop is preflighted
+  // against an empty in-memory ledger, so a refused start leaves no trace.
+  const bool new_loop = !FileExists(paths.ledger);
+  if (new_loop) {
+    std::unique_ptr<SqliteLedger> scratch;
+    if (!SqliteLedger::Open(":memory:", true, false, &scratch, &err)) return Fail(err);
+    deps.ledger = scratch.get();
+    Engine check(config, deps);
+    if (!check.Preflight(&err)) return Fail(err);
+  }
+
+  if (!repo->EnsureExcluded(".ratchet/", &err)) return Fail(err);
+  if (!workspace.MakeDirs(".ratchet", &err)) return Fail(err);
+  LoopLock lock;
+  if (!lock.Acquire(paths.lock, paths.dir, &err)) return Fail(err);
+  std::unique_ptr<SqliteLedger> ledger;
+  if (!SqliteLedger::Open(paths.ledger, /*create=*/true, /*read_only=*/false, &ledger, &err))
+    return Fail(err);
+  deps.ledger = ledger.get();
+
+  TerminalReporter reporter(config, paths.live, SystemClock(), deps.pid, stdout);
+  deps.reporter = &reporter;
+  Engine engine(config, deps);
+  if (!engine.Preflight(&err)) return Fail(err);
+
+  std::printf("ratchet: loop %s, branch ratchet/%s, %s %s, proposer %s\n", paths.dir.c_str(),
+              config.tag.c_str(), config.goal == Goal::kMin ? "minimising" : "maximising",
+              config.metric_name.c_str(), config.propose_kind.c_str());
+  std::fflush(stdout);
+  InstallSignalHandlers();
+  StopSummary summary;
+  if (!engine.Run(&summary, &err)) return Fail(err);
+  PrintSummary(summary, config);
+  return g_interrupts > 0 ? 130 : 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run the loop in DIR: the baseline first, then experiments until a stop rule fires. "
+      "Resumes a loop that has a ledger. Ctrl-C once stops after the current experiment; "
+      "twice kills the current run and stops.");
+  cmd->add_option("dir", options->dir, "The loop directory (a git repository with ratchet.toml)")
+      ->required();
+  cmd->add_option("--max-experiments", options->max_experiments,
+                  "Override stop.max_experiments (counts all experiments, baseline included)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option_function<double>(
+      "--target",
+      [options](double v) {
+        options->target = v;
+        options->target_set = true;
+      },
+      "Override stop.target");
+  cmd->callback([options] { ExitCode() = Run(*options); });
+}
+
+}  // namespace ratchet

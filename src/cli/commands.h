@@ -1,0 +1,20 @@
+// Each subcommand adds itself to the CLI11 app; main.cc lists them.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace ratchet {
+
+void AddInitCommand(CLI::App& app);
+void AddRunCommand(CLI::App& app);
+void AddStatusCommand(CLI::App& app);
+void AddLogCommand(CLI::App& app);
+void AddShowCommand(CLI::App& app);
+void AddExportCommand(CLI::App& app);
+
+/// The exit code a subcommand's callback sets (CLI11 callbacks return void).
+int& ExitCode();
+
+}  // namespace ratchet

@@ -1,0 +1,29 @@
+// ratchet: verifier-gated experiment loops. Each subcommand is one file.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace ratchet {
+int& ExitCode() {
+  static int code = 0;
+  return code;
+}
+}  // namespace ratchet
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ratchet runs experiment loops: a proposer changes the code, the change runs under a "
+      "time budget, a verifier scores it, and ratchet keeps it (a git commit) or reverts it, "
+      "recording everything in .ratchet/ledger.db.",
+      "ratchet"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ratchet 0.1.0");
+  ratchet::AddInitCommand(app);
+  ratchet::AddRunCommand(app);
+  ratchet::AddStatusCommand(app);
+  ratchet::AddLogCommand(app);
+  ratchet::AddShowCommand(app);
+  ratchet::AddExportCommand(app);
+  CLI11_PARSE(app, argc, argv);
+  return ratchet::ExitCode();
+}

@@ -1,0 +1,67 @@
+# Shared helpers for the end-to-end scenarios. Each scenario script sources
+# this file, builds loop directories under a fresh temporary folder, runs the
+# real binary ($RATCHET) and asserts on what it did.
+set -euo pipefail
+
+: "${RATCHET:?set RATCHET to the ratchet binary}"
+SCENARIO=$(basename "$0" .sh)
+TMP_ROOT=${RATCHET_TEST_TMP:-/tmp/ratchet-e2e}
+mkdir -p "$TMP_ROOT"
+WORK=$(mktemp -d "$TMP_ROOT/$SCENARIO.XXXXXX")
+export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@localhost
+export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@localhost
+failures=0
+
+cleanup() {
+  local code=$?
+  if [ "$code" -eq 0 ] && [ "$failures" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL [$SCENARIO]: $*" >&2
+  failures=$((failures + 1))
+}
+
+expect_eq() {  # expect_eq ACTUAL EXPECTED WHAT
+  if [ "$1" != "$2" ]; then fail "$3: expected '$2', got '$1'"; fi
+}
+
+expect_contains() {  # expect_contains HAYSTACK NEEDLE WHAT
+  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
+}
+
+finish() {
+  if [ "$failures" -gt 0 ]; then
+    echo "$SCENARIO: $failures failure(s)" >&2
+    exit 1
+  fi
+  echo "$SCENARIO: ok"
+}
+
+# sql DIR QUERY: runs a read-only query on the loop's ledger.
+sql() {
+  sqlite3 -readonly -batch -noheader "$1/.ratchet/ledger.db" "$2"
+}
+
+# wait_until SECONDS COMMAND...: polls COMMAND until it succeeds or time runs out.
+wait_until() {
+  local limit=$1
+  shift
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    if [ "$SECONDS" -ge "$deadline" ]; then return 1; fi
+    sleep 0.05
+  done
+}
+
+# git_init DIR: commits everything in DIR as a new repository.
+git_init() {
+  git -C "$1" init -q -b main
+  printf '.ratchet/\n' >>"$1/.gitignore"
+  git -C "$1" add -A
+  git -C "$1" commit -qm "loop"
+}
+
+# pid_alive PID
+pid_alive() { kill -0 "$1" 2>/dev/null; }
