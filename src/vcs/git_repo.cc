@@ -1,0 +1,492 @@
+#include "vcs/git_repo.h"
+
+#include <git2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ratchet {
+namespace {
+
+// Owning pointers for libgit2 objects.
+template <typename T, void (*F)(T*)>
+struct GitFree {
+  void operator()(T* p) const { F(p); }
+};
+using RefPtr = std::unique_ptr<git_reference, GitFree<git_reference, git_reference_free>>;
+using ObjectPtr = std::unique_ptr<git_object, GitFree<git_object, git_object_free>>;
+using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git_commit_free>>;
+using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git_tree_free>>;
+using IndexPtr = std::unique_ptr<git_index, GitFree<git_index, git_index_free>>;
+using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git_diff_free>>;
+using StatsPtr = std::unique_ptr<git_diff_stats, GitFree<git_diff_stats, git_diff_stats_free>>;
+using StatusPtr = std::unique_ptr<git_status_list, GitFree<git_status_list, git_status_list_free>>;
+using SigPtr = std::unique_ptr<git_signature, GitFree<git_signature, git_signature_free>>;
+
+constexpr const char kStateDir[] = ".ratchet";
+
+/// Fills *err with "<what>: <libgit2's last message>" and returns false.
+bool Fail(const std::string& what, std::string* err) {
+  const git_error* e = git_error_last();
+  *err = what + ": " + (e && e->message ? e->message : "unknown libgit2 error");
+  return false;
+}
+
+std::string Hex(const git_oid& oid) {
+  char buf[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(buf, sizeof buf, &oid);
+  return buf;
+}
+
+/// The engine's own state is never part of a candidate, whatever .gitignore says.
+bool IsStatePath(const char* path) {
+  size_t n = sizeof(kStateDir) - 1;
+  return std::strncmp(path, kStateDir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/// Resolves any revision (sha, short sha, ref name) to a commit.
+bool LookupCommit(git_repository* repo, const std::string& rev, CommitPtr* out, std::string* err) {
+  git_object* obj = nullptr;
+  if (git_revparse_single(&obj, repo, rev.c_str()) != 0)
+    return Fail("cannot resolve revision '" + rev + "'", err);
+  ObjectPtr holder(obj);
+  git_object* peeled = nullptr;
+  if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0)
+    return Fail("'" + rev + "' is not a commit", err);
+  out->reset(reinterpret_cast<git_commit*>(peeled));
+  return true;
+}
+
+std::string Short(const std::string& sha) { return sha.substr(0, 7); }
+
+}  // namespace
+
+bool GitRepo::Open(const std::string& dir, std::unique_ptr<GitRepo>* repo, std::string* err) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    *err = dir + " is not a directory";
+    return false;
+  }
+  git_libgit2_init();
+  git_repository* r = nullptr;
+  // NO_SEARCH: a loop directory inside another repository (a checkout of
+  // ratchet itself, say) must not silently become that repository.
+  int rc = git_repository_open_ext(&r, dir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
+  if (rc == GIT_ENOTFOUND) {
+    git_libgit2_shutdown();
+    *err = dir + " is not a git repository (run `git init` there, or use `ratchet init`)";
+    return false;
+  }
+  if (rc != 0) {
+    Fail("cannot open the git repository in " + dir, err);
+    git_libgit2_shutdown();
+    return false;
+  }
+  std::unique_ptr<GitRepo> result(new GitRepo(dir, r));
+  if (git_repository_is_bare(r)) {
+    *err = dir + " is a bare git repository; a loop needs a working tree";
+    return false;
+  }
+  // An in-memory rule for this handle only: status, add and checkout below
+  // never see .ratchet/ (so RestoreTo cannot delete the ledger), even before
+  // EnsureExcluded has written it to .git/info/exclude.
+  if (git_ignore_add_rule(r, "/.ratchet/\n") != 0)
+    return Fail("cannot set up ignore rules in " + dir, err);
+  *repo = std::move(result);
+  return true;
+}
+
+GitRepo::~GitRepo() {
+  git_repository_free(repo_);
+  git_libgit2_shutdown();
+}
+
+bool GitRepo::EnsureExcluded(const std::string& pattern, std::string* err) {
+  std::string info_dir = std::string(git_repository_path(repo_)) + "info";
+  std::string path = info_dir + "/exclude";
+  std::string content;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      content = ss.str();
+    }
+  }
+  std::istringstream lines(content);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line == pattern) return true;
+  }
+  if (::mkdir(info_dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    *err = "cannot create " + info_dir + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!content.empty() && content.back() != '\n') out << '\n';
+  out << pattern << '\n';
+  out.close();
+  if (!out) {
+    *err = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+bool GitRepo::Head(std::string* sha, std::string* err) {
+  git_oid oid;
+  int rc = git_reference_name_to_id(&oid, repo_, "HEAD");
+  if (rc == GIT_ENOTFOUND || rc == GIT_EUNBORNBRANCH) {
+    *err = dir_ + " has no commit yet (commit its files first)";
+    return false;
+  }
+  if (rc != 0) return Fail("cannot read HEAD in " + dir_, err);
+  *sha = Hex(oid);
+  return true;
+}
+
+bool GitRepo::CurrentBranch(std::string* branch, std::string* err) {
+  git_reference* ref = nullptr;
+  if (git_reference_lookup(&ref, repo_, "HEAD") != 0)
+    return Fail("cannot read HEAD in " + dir_, err);
+  RefPtr head(ref);
+  branch->clear();
+  if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+    std::string target = git_reference_symbolic_target(ref);
+    const std::string prefix = "refs/heads/";
+    if (target.rfind(prefix, 0) == 0) *branch = target.substr(prefix.size());
+  }
+  return true;
+}
+
+bool GitRepo::FreshIndex(git_index** index, std::string* err) {
+  if (git_repository_index(index, repo_) != 0) return Fail("cannot open the git index", err);
+  // Another process (the user, a proposer running git) may have written it.
+  if (git_index_read(*index, 0) != 0) {
+    git_index_free(*index);
+    return Fail("cannot read the git index", err);
+  }
+  return true;
+}
+
+bool GitRepo::TreeOf(const std::string& rev, git_tree** tree, std::string* err) {
+  *tree = nullptr;
+  if (rev.empty()) return true;
+  CommitPtr commit;
+  if (!LookupCommit(repo_, rev, &commit, err)) return false;
+  if (git_commit_tree(tree, commit.get()) != 0) return Fail("cannot read the tree of " + rev, err);
+  return true;
+}
+
+bool GitRepo::DirtyPaths(std::vector<std::string>* paths, std::string* err) {
+  git_index* raw_index = nullptr;
+  if (!FreshIndex(&raw_index, err)) return false;
+  IndexPtr index(raw_index);
+  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
+  opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+  opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+  git_status_list* raw = nullptr;
+  if (git_status_list_new(&raw, repo_, &opts) != 0)
+    return Fail("cannot compute git status in " + dir_, err);
+  StatusPtr list(raw);
+  paths->clear();
+  size_t n = git_status_list_entrycount(raw);
+  for (size_t i = 0; i < n; ++i) {
+    const git_status_entry* e = git_status_byindex(raw, i);
+    if (e->status == GIT_STATUS_CURRENT || (e->status & GIT_STATUS_IGNORED)) continue;
+    for (const git_diff_delta* d : {e->head_to_index, e->index_to_workdir}) {
+      if (!d) continue;
+      const char* p = d->new_file.path ? d->new_file.path : d->old_file.path;
+      if (p && !IsStatePath(p)) paths->push_back(p);
+    }
+  }
+  std::sort(paths->begin(), paths->end());
+  paths->erase(std::unique(paths->begin(), paths->end()), paths->end());
+  return true;
+}
+
+bool GitRepo::ResolveRef(const std::string& ref, std::string* sha, std::string* err) {
+  sha->clear();
+  git_reference* raw = nullptr;
+  int rc = git_reference_lookup(&raw, repo_, ref.c_str());
+  if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) {
+    // Not a full ref name: try the short forms git accepts ("main", "ratchet/x").
+    rc = git_reference_dwim(&raw, repo_, ref.c_str());
+  }
+  if (rc == GIT_ENOTFOUND) return true;
+  if (rc != 0) return Fail("cannot resolve ref '" + ref + "'", err);
+  RefPtr holder(raw);
+  git_object* peeled = nullptr;
+  rc = git_reference_peel(&peeled, raw, GIT_OBJECT_COMMIT);
+  if (rc == GIT_ENOTFOUND) return true;  // a symbolic ref to an unborn branch
+  if (rc != 0) return Fail("ref '" + ref + "' does not point at a commit", err);
+  ObjectPtr obj(peeled);
+  *sha = Hex(*git_object_id(peeled));
+  return true;
+}
+
+bool GitRepo::CheckoutBranch(const std::string& branch, const std::string& start,
+                             std::string* err) {
+  int valid = 0;
+  if (git_branch_name_is_valid(&valid, branch.c_str()) != 0 || !valid) {
+    *err = "'" + branch + "' is not a valid git branch name";
+    return false;
+  }
+  const std::string full = "refs/heads/" + branch;
+  git_reference* raw = nullptr;
+  int rc = git_reference_lookup(&raw, repo_, full.c_str());
+  if (rc == GIT_ENOTFOUND) {
+    CommitPtr from;
+    if (!LookupCommit(repo_, start.empty() ? "HEAD" : start, &from, err)) return false;
+    if (git_branch_create(&raw, repo_, branch.c_str(), from.get(), 0) != 0)
+      return Fail("cannot create branch " + branch, err);
+  } else if (rc != 0) {
+    return Fail("cannot read branch " + branch, err);
+  }
+  RefPtr ref(raw);
+  git_object* target = nullptr;
+  if (git_reference_peel(&target, raw, GIT_OBJECT_COMMIT) != 0)
+    return Fail("branch " + branch + " does not point at a commit", err);
+  ObjectPtr target_holder(target);
+  git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+  // SAFE: refuse rather than overwrite uncommitted work, as `git checkout` does.
+  opts.checkout_strategy = GIT_CHECKOUT_SAFE;
+  if (git_checkout_tree(repo_, target, &opts) != 0)
+    return Fail("cannot check out " + branch + " in " + dir_, err);
+  if (git_repository_set_head(repo_, full.c_str()) != 0)
+    return Fail("cannot point HEAD at " + branch, err);
+  return true;
+}
+
+bool GitRepo::Changes(const std::string& base, std::vector<FileChange>* changes, std::string* err) {
+  git_tree* raw_tree = nullptr;
+  if (!TreeOf(base, &raw_tree, err)) return false;
+  TreePtr tree(raw_tree);
+  git_index* raw_index = nullptr;
+  if (!FreshIndex(&raw_index, err)) return false;
+  IndexPtr index(raw_index);
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.flags =
+      GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_TYPECHANGE;
+  git_diff* raw_diff = nullptr;
+  // "with index": what the index tracks counts (as `git add -A` would keep it)
+  // and its stat cache spares re-hashing unchanged files.
+  if (git_diff_tree_to_workdir_with_index(&raw_diff, repo_, raw_tree, &opts) != 0)
+    return Fail("cannot diff the working tree against " + base, err);
+  DiffPtr diff(raw_diff);
+  changes->clear();
+  size_t n = git_diff_num_deltas(raw_diff);
+  for (size_t i = 0; i < n; ++i) {
+    const git_diff_delta* d = git_diff_get_delta(raw_diff, i);
+    FileChange c;
+    switch (d->status) {
+      case GIT_DELTA_ADDED:
+      case GIT_DELTA_UNTRACKED:
+        c.kind = FileChange::Kind::kAdded;
+        break;
+      case GIT_DELTA_DELETED:
+        c.kind = FileChange::Kind::kDeleted;
+        break;
+      case GIT_DELTA_MODIFIED:
+      case GIT_DELTA_TYPECHANGE:
+      case GIT_DELTA_CONFLICTED:
+        c.kind = FileChange::Kind::kModified;
+        break;
+      default:
+        continue;
+    }
+    c.path = c.kind == FileChange::Kind::kDeleted ? d->old_file.path : d->new_file.path;
+    if (!IsStatePath(c.path.c_str())) changes->push_back(std::move(c));
+  }
+  return true;
+}
+
+bool GitRepo::CommitWorktree(const std::string& parent, const std::string& message,
+                             std::string* sha, std::string* err) {
+  git_index* raw_index = nullptr;
+  if (!FreshIndex(&raw_index, err)) return false;
+  IndexPtr index(raw_index);
+  // add_all stages new and modified files (skipping ignored untracked ones),
+  // update_all drops the deleted ones: together, `git add -A`.
+  if (git_index_add_all(raw_index, nullptr, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr) != 0 ||
+      git_index_update_all(raw_index, nullptr, nullptr, nullptr) != 0) {
+    return Fail("cannot stage the working tree of " + dir_, err);
+  }
+  git_oid tree_id;
+  if (git_index_write_tree(&tree_id, raw_index) != 0)
+    return Fail("cannot write the tree of the working tree", err);
+  // Written so that the next status/diff reuses the stat data just computed.
+  if (git_index_write(raw_index) != 0) return Fail("cannot write the git index", err);
+  git_tree* raw_tree = nullptr;
+  if (git_tree_lookup(&raw_tree, repo_, &tree_id) != 0) return Fail("cannot read tree", err);
+  TreePtr tree(raw_tree);
+
+  CommitPtr parent_commit;
+  if (!parent.empty() && !LookupCommit(repo_, parent, &parent_commit, err)) return false;
+  git_signature* raw_sig = nullptr;
+  if (git_signature_default(&raw_sig, repo_) != 0 &&
+      git_signature_now(&raw_sig, "ratchet", "ratchet@localhost") != 0) {
+    return Fail("cannot make a commit signature", err);
+  }
+  SigPtr sig(raw_sig);
+  std::string msg = message;
+  if (msg.empty() || msg.back() != '\n') msg += '\n';
+  const git_commit* parents[1] = {parent_commit.get()};
+  git_oid commit_id;
+  if (git_commit_create(&commit_id, repo_, nullptr, raw_sig, raw_sig, nullptr, msg.c_str(),
+                        raw_tree, parent_commit ? 1 : 0, parents) != 0) {
+    return Fail("cannot create commit", err);
+  }
+  *sha = Hex(commit_id);
+  return true;
+}
+
+bool GitRepo::SetRef(const std::string& ref, const std::string& sha, std::string* err) {
+  if (ref.rfind("refs/", 0) != 0) {
+    *err = "ref '" + ref + "' must start with refs/";
+    return false;
+  }
+  CommitPtr commit;
+  if (!LookupCommit(repo_, sha, &commit, err)) return false;
+  git_reference* raw = nullptr;
+  if (git_reference_create(&raw, repo_, ref.c_str(), git_commit_id(commit.get()), 1,
+                           "ratchet: record candidate") != 0) {
+    return Fail("cannot set " + ref, err);
+  }
+  git_reference_free(raw);
+  return true;
+}
+
+bool GitRepo::ResetWorktree(const std::string& sha, std::string* err) {
+  CommitPtr commit;
+  if (!LookupCommit(repo_, sha, &commit, err)) return false;
+  git_tree* raw_tree = nullptr;
+  if (git_commit_tree(&raw_tree, commit.get()) != 0) return Fail("cannot read tree", err);
+  TreePtr tree(raw_tree);
+  git_index* raw_index = nullptr;
+  if (!FreshIndex(&raw_index, err)) return false;
+  IndexPtr index(raw_index);
+
+  // The baseline is what the index tracks now (a candidate snapshot, or HEAD):
+  // files tracked there and absent from `sha` are deleted even if ignored, the
+  // way `git reset --hard` deletes them. Anything else neither in the index
+  // nor ignored is removed by REMOVE_UNTRACKED. A conflicted index has no
+  // tree; HEAD is the baseline then.
+  TreePtr baseline;
+  git_oid baseline_id;
+  if (git_index_write_tree(&baseline_id, raw_index) == 0) {
+    git_tree* raw_baseline = nullptr;
+    if (git_tree_lookup(&raw_baseline, repo_, &baseline_id) == 0) baseline.reset(raw_baseline);
+  }
+  git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+  opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+  opts.baseline = baseline.get();
+  if (git_checkout_tree(repo_, reinterpret_cast<git_object*>(raw_tree), &opts) != 0)
+    return Fail("cannot restore the working tree of " + dir_ + " to " + Short(sha), err);
+  // Checkout updates the entries it touched; make the index exactly the tree
+  // (read_tree keeps the stat data of unchanged entries, so it stays fast).
+  if (git_index_read(raw_index, 1) != 0 || git_index_read_tree(raw_index, raw_tree) != 0 ||
+      git_index_write(raw_index) != 0) {
+    return Fail("cannot reset the git index to " + Short(sha), err);
+  }
+  return true;
+}
+
+bool GitRepo::AdvanceBranch(const std::string& branch, const std::string& sha,
+                            const std::string& expected_old, std::string* err) {
+  std::string current;
+  if (!CurrentBranch(&current, err)) return false;
+  if (current != branch) {
+    *err = "cannot advance " + branch + ": the checked-out branch is " +
+           (current.empty() ? std::string("none (detached HEAD)") : current);
+    return false;
+  }
+  CommitPtr target, old;
+  if (!LookupCommit(repo_, sha, &target, err) || !LookupCommit(repo_, expected_old, &old, err))
+    return false;
+  const std::string full = "refs/heads/" + branch;
+  git_reference* raw = nullptr;
+  int rc = git_reference_create_matching(&raw, repo_, full.c_str(), git_commit_id(target.get()), 1,
+                                         git_commit_id(old.get()), "ratchet: keep");
+  if (rc == GIT_EMODIFIED) {
+    std::string now;
+    std::string ignored;
+    ResolveRef(full, &now, &ignored);
+    *err = "branch " + branch + " moved: expected it at " + Short(expected_old) + ", it is at " +
+           (now.empty() ? std::string("nothing") : Short(now)) +
+           " (did something else commit to the loop branch?)";
+    return false;
+  }
+  if (rc != 0) return Fail("cannot advance " + branch, err);
+  git_reference_free(raw);
+  return ResetWorktree(sha, err);
+}
+
+bool GitRepo::RestoreTo(const std::string& sha, std::string* err) {
+  CommitPtr commit;
+  if (!LookupCommit(repo_, sha, &commit, err)) return false;
+  // The tree first, then HEAD: an interruption in between leaves HEAD where it
+  // was, and restoring again finishes the job.
+  if (!ResetWorktree(sha, err)) return false;
+  const git_oid* id = git_commit_id(commit.get());
+  std::string branch;
+  if (!CurrentBranch(&branch, err)) return false;
+  if (branch.empty()) {
+    if (git_repository_set_head_detached(repo_, id) != 0)
+      return Fail("cannot move HEAD to " + Short(sha), err);
+    return true;
+  }
+  git_reference* raw = nullptr;
+  if (git_reference_create(&raw, repo_, ("refs/heads/" + branch).c_str(), id, 1,
+                           "ratchet: restore") != 0) {
+    return Fail("cannot move " + branch + " to " + Short(sha), err);
+  }
+  git_reference_free(raw);
+  return true;
+}
+
+bool GitRepo::DiffTrees(const std::string& from, const std::string& to, git_diff** diff,
+                        std::string* err) {
+  git_tree *a = nullptr, *b = nullptr;
+  if (!TreeOf(from, &a, err)) return false;
+  TreePtr ta(a);
+  if (!TreeOf(to, &b, err)) return false;
+  TreePtr tb(b);
+  if (git_diff_tree_to_tree(diff, repo_, a, b, nullptr) != 0)
+    return Fail("cannot diff " + from + " and " + to, err);
+  return true;
+}
+
+bool GitRepo::DiffStat(const std::string& from, const std::string& to, std::string* stat,
+                       std::string* err) {
+  git_diff* raw = nullptr;
+  if (!DiffTrees(from, to, &raw, err)) return false;
+  DiffPtr diff(raw);
+  git_diff_stats* raw_stats = nullptr;
+  if (git_diff_get_stats(&raw_stats, raw) != 0) return Fail("cannot count the diff", err);
+  StatsPtr stats(raw_stats);
+  size_t files = git_diff_stats_files_changed(raw_stats);
+  *stat = std::to_string(files) + (files == 1 ? " file" : " files") + ", +" +
+          std::to_string(git_diff_stats_insertions(raw_stats)) + " -" +
+          std::to_string(git_diff_stats_deletions(raw_stats));
+  return true;
+}
+
+bool GitRepo::Diff(const std::string& from, const std::string& to, std::string* diff_text,
+                   std::string* err) {
+  git_diff* raw = nullptr;
+  if (!DiffTrees(from, to, &raw, err)) return false;
+  DiffPtr diff(raw);
+  git_buf buf = GIT_BUF_INIT;
+  if (git_diff_to_buf(&buf, raw, GIT_DIFF_FORMAT_PATCH) != 0)
+    return Fail("cannot format the diff", err);
+  diff_text->assign(buf.ptr, buf.size);
+  git_buf_dispose(&buf);
+  return true;
+}
+
+}  // namespace ratchet

@@ -1,0 +1,91 @@
+// The real Repo (core/repo.h): a git repository driven in-process through
+// libgit2. The engine commits and reverts once per experiment and its own
+// overhead is benchmarked, so no git process is spawned per operation
+// (bench/vcs/ measures the difference).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/repo.h"
+
+struct git_repository;
+struct git_index;
+struct git_tree;
+struct git_diff;
+
+namespace ratchet {
+
+class GitRepo : public Repo {
+ public:
+  /// Opens the repository whose working tree root is `dir` (never a parent
+  /// repository found by searching upwards). Fails with a message that says
+  /// what to do when `dir` is not a git repository or is a bare one.
+  static bool Open(const std::string& dir, std::unique_ptr<GitRepo>* repo, std::string* err);
+  ~GitRepo() override;
+  GitRepo(const GitRepo&) = delete;
+  GitRepo& operator=(const GitRepo&) = delete;
+
+  /// The working tree root, as given to Open.
+  const std::string& dir() const { return dir_; }
+
+  /// Appends `pattern` (e.g. ".ratchet/") to .git/info/exclude unless a line
+  /// equal to it is already there, so that plain `git status` ignores it too.
+  /// Touches no tracked file. (This object ignores .ratchet/ even without it.)
+  bool EnsureExcluded(const std::string& pattern, std::string* err);
+
+  bool Head(std::string* sha, std::string* err) override;
+  bool CurrentBranch(std::string* branch, std::string* err) override;
+  bool DirtyPaths(std::vector<std::string>* paths, std::string* err) override;
+  /// Accepts full names ("refs/ratchet/tried/7", "HEAD") and short ones ("main").
+  bool ResolveRef(const std::string& ref, std::string* sha, std::string* err) override;
+  /// `start` may be any revision ("" means HEAD). Uncommitted changes that the
+  /// checkout would overwrite make it fail rather than be lost.
+  bool CheckoutBranch(const std::string& branch, const std::string& start,
+                      std::string* err) override;
+  /// No rename detection: a rename is a deletion plus an addition. A change of
+  /// the executable bit or of file type is kModified.
+  bool Changes(const std::string& base, std::vector<FileChange>* changes,
+               std::string* err) override;
+  /// As `git add -A` then `git commit-tree`: .gitignore is honoured for
+  /// untracked files, deletions are recorded. The index is left holding the
+  /// snapshot (HEAD does not move), which AdvanceBranch and RestoreTo expect.
+  /// The author is the repository's configured user, else
+  /// "ratchet <ratchet@localhost>".
+  bool CommitWorktree(const std::string& parent, const std::string& message, std::string* sha,
+                      std::string* err) override;
+  /// `ref` must start with "refs/". Overwrites an existing ref.
+  bool SetRef(const std::string& ref, const std::string& sha, std::string* err) override;
+  /// Compare-and-swap of refs/heads/<branch>, which must be checked out. Then,
+  /// like RestoreTo, index and working tree become `sha` exactly: files the run
+  /// left that are neither tracked nor ignored are removed.
+  bool AdvanceBranch(const std::string& branch, const std::string& sha,
+                     const std::string& expected_old, std::string* err) override;
+  /// Ignored files (build outputs, .ratchet/) are left alone. When HEAD is
+  /// detached, HEAD itself moves.
+  bool RestoreTo(const std::string& sha, std::string* err) override;
+  /// `from` "" means the empty tree (e.g. for a root commit).
+  bool DiffStat(const std::string& from, const std::string& to, std::string* stat,
+                std::string* err) override;
+  bool Diff(const std::string& from, const std::string& to, std::string* diff,
+            std::string* err) override;
+
+ private:
+  GitRepo(std::string dir, git_repository* repo) : dir_(std::move(dir)), repo_(repo) {}
+
+  /// The repository index, re-read from disk if another process changed it.
+  bool FreshIndex(git_index** index, std::string* err);
+  /// The tree of commit `rev` ("" gives nullptr: the empty tree).
+  bool TreeOf(const std::string& rev, git_tree** tree, std::string* err);
+  /// The diff between the trees of two commits ("" is the empty tree).
+  bool DiffTrees(const std::string& from, const std::string& to, git_diff** diff, std::string* err);
+  /// Index and working tree to `sha`, removing untracked non-ignored files.
+  bool ResetWorktree(const std::string& sha, std::string* err);
+
+  std::string dir_;
+  git_repository* repo_;
+};
+
+}  // namespace ratchet
