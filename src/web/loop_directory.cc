@@ -1,6 +1,9 @@
 #include "web/loop_directory.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <filesystem>
@@ -72,8 +75,22 @@ bool LoopDirectory::LoadLedger(LedgerView* out, std::string* err) {
          parts_.ledger->LoadSessions(&out->sessions, err);
 }
 
+// live.json stays as it was when `ratchet run` is killed: its process
+// dying is a change too.
 std::string LoopDirectory::LiveStamp() {
-  return FileStamp(parts_.dir + "/.ratchet/live.json");
+  return FileStamp(parts_.dir + "/.ratchet/live.json") + (ProcessAlive(live_pid_) ? "+" : "-");
+}
+
+LiveView LoopDirectory::LoadLive() {
+  LiveView live = parts_.read_live();
+  live.alive = ProcessAlive(live.pid);
+  live_pid_ = live.pid;
+  return live;
+}
+
+bool ProcessAlive(long long pid) {
+  if (pid <= 0) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 bool LoopDirectory::LoadDetail(int id, ExperimentDetail* out, std::string* err) {

@@ -17,7 +17,8 @@ struct LoopParts {
   std::unique_ptr<Ledger> ledger;   // opened read-only
   /// A cheap fingerprint that changes whenever the ledger is written.
   std::function<std::string()> ledger_stamp;
-  /// Reads live.json (present=false when there is none).
+  /// Reads live.json (present=false when there is none); `alive` is filled
+  /// in by LoopDirectory.
   std::function<LiveView()> read_live;
   std::unique_ptr<Repo> repo;       // null when the directory is not a git repository
   LoopSettings settings;
@@ -31,7 +32,7 @@ class LoopDirectory : public LoopSource {
   std::string LedgerStamp() override { return parts_.ledger_stamp(); }
   bool LoadLedger(LedgerView* out, std::string* err) override;
   std::string LiveStamp() override;
-  LiveView LoadLive() override { return parts_.read_live(); }
+  LiveView LoadLive() override;
   bool LoadDetail(int id, ExperimentDetail* out, std::string* err) override;
 
   static constexpr size_t kDiffLimit = 256 << 10;
@@ -41,7 +42,11 @@ class LoopDirectory : public LoopSource {
   void LoadDiff(const Experiment& exp, ExperimentDetail* out);
   void LoadLog(const Experiment& exp, ExperimentDetail* out);
   LoopParts parts_;
+  long long live_pid_ = 0;  // from the last LoadLive, to notice it dying
 };
+
+/// True when process `pid` exists (ours or not).
+bool ProcessAlive(long long pid);
 
 /// Size, modification time and inode of a file ("-" when it is missing):
 /// enough to notice that an atomically replaced or appended file changed.

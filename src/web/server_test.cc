@@ -5,10 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/testing/fakes.h"
+#include "store/sqlite_ledger.h"
 #include "web/loop_directory.h"
 #include "web/testing/loop_fixture.h"
 #include "web/testing/raw_http.h"
@@ -18,81 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The fake ledger, shared between the server's threads and the test (which
-// plays `ratchet run` appending experiments).
-class SharedLedger : public Ledger {
- public:
-  FakeLedger fake;
-  std::mutex mu;
-  int writes = 0;
-#define LOCKED(call)                    \
-  std::lock_guard<std::mutex> lock(mu); \
-  return fake.call
-#define WRITE(call)                     \
-  std::lock_guard<std::mutex> lock(mu); \
-  ++writes;                             \
-  return fake.call
-  bool LoadExperiments(std::vector<Experiment>* out, std::string* err) override {
-    LOCKED(LoadExperiments(out, err));
-  }
-  bool InsertExperiment(const Experiment& e, std::string* err) override {
-    WRITE(InsertExperiment(e, err));
-  }
-  bool UpdateExperiment(const Experiment& e, std::string* err) override {
-    WRITE(UpdateExperiment(e, err));
-  }
-  bool AddRun(const RunRecord& r, std::string* err) override { WRITE(AddRun(r, err)); }
-  bool LoadRuns(int id, std::vector<RunRecord>* out, std::string* err) override {
-    LOCKED(LoadRuns(id, out, err));
-  }
-  bool AddEvent(const LedgerEvent& e, std::string* err) override { WRITE(AddEvent(e, err)); }
-  bool LoadEvents(long long after, std::vector<LedgerEvent>* out, std::string* err) override {
-    LOCKED(LoadEvents(after, out, err));
-  }
-  bool BeginSession(const Session& s, int* id, std::string* err) override {
-    WRITE(BeginSession(s, id, err));
-  }
-  bool EndSession(int id, double at, const std::string& reason, std::string* err) override {
-    WRITE(EndSession(id, at, reason, err));
-  }
-  bool LoadSessions(std::vector<Session>* out, std::string* err) override {
-    LOCKED(LoadSessions(out, err));
-  }
-  bool SetMeta(const std::string& k, const std::string& v, std::string* err) override {
-    WRITE(SetMeta(k, v, err));
-  }
-  bool GetMeta(const std::string& k, std::string* v, std::string* err) override {
-    LOCKED(GetMeta(k, v, err));
-  }
-  bool AddMechanismCalls(const std::string& m, const std::string& h, long long c,
-                         std::string* err) override {
-    WRITE(AddMechanismCalls(m, h, c, err));
-  }
-  bool LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
-                          std::string* err) override {
-    LOCKED(LoadMechanismCalls(out, err));
-  }
-#undef LOCKED
-#undef WRITE
-  int Writes() {
-    std::lock_guard<std::mutex> lock(mu);
-    return writes;
-  }
-};
-
-LiveView ReadLiveFile(const std::string& path) {
-  LiveView live;
-  std::ifstream in(path);
-  if (!in) return live;
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) return live;
-  live.present = true;
-  live.pid = j.value("pid", 0LL);
-  live.alive = live.pid > 0 && (live.pid == getpid());
-  live.experiment_id = j.value("experiment_id", 0);
-  live.phase = j.value("phase", "");
-  live.progress = j.value("progress", "");
-  return live;
+// The whole content of a file ("" when missing).
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 class ServerTest : public ::testing::Test {
@@ -101,24 +33,16 @@ class ServerTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("ratchet_web_" + std::to_string(getpid()) + "_" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto ledger = std::make_unique<SharedLedger>();
-    ledger_ = ledger.get();
+    fs::create_directories(dir_ / ".ratchet");
+    // The test plays `ratchet run`: the writer of a real SQLite ledger.
+    std::string err;
+    ASSERT_TRUE(SqliteLedger::Open((dir_ / ".ratchet" / "ledger.db").string(), true, false,
+                                   &writer_, &err))
+        << err;
     FixtureOptions options;
     options.git = false;
-    std::string err;
-    ASSERT_TRUE(WriteLoopFixture(dir_.string(), &ledger_->fake, options, &summary_, &err)) << err;
-    LoopParts parts;
-    parts.dir = dir_.string();
-    parts.ledger = std::move(ledger);
-    SharedLedger* shared = ledger_;
-    parts.ledger_stamp = [shared] { return std::to_string(shared->Writes()); };
-    std::string live_path = (dir_ / ".ratchet" / "live.json").string();
-    parts.read_live = [live_path] { return ReadLiveFile(live_path); };
-    parts.settings.name = "fixture";
-    parts.settings.metric_name = "val_bpb";
-    parts.settings.target = 0.9;
-    source_ = std::make_unique<LoopDirectory>(std::move(parts));
+    ASSERT_TRUE(WriteLoopFixture(dir_.string(), writer_.get(), options, &summary_, &err)) << err;
+    ASSERT_TRUE(OpenLoopDirectory(dir_.string(), &source_, &err)) << err;
   }
   void TearDown() override {
     if (server_) server_->Stop();
@@ -135,7 +59,7 @@ class ServerTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  SharedLedger* ledger_ = nullptr;
+  std::unique_ptr<SqliteLedger> writer_;
   FixtureSummary summary_;
   std::unique_ptr<LoopDirectory> source_;
   std::unique_ptr<DashboardServer> server_;
@@ -188,7 +112,10 @@ TEST_F(ServerTest, NoPathOutsideTheAssets) {
 
 TEST_F(ServerTest, NoRequestWritesTheLedger) {
   Start();
-  int before = ledger_->Writes();
+  const fs::path db = dir_ / ".ratchet" / "ledger.db";
+  auto files = [&] { return Slurp(db) + "|" + Slurp(db.string() + "-wal"); };
+  const std::string before = files();
+  ASSERT_GT(before.size(), 4096u);
   for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
     for (const char* target : {"/", "/api/state", "/api/experiment/1", "/api/events"}) {
       RawResponse res = RawRequest(
@@ -198,12 +125,16 @@ TEST_F(ServerTest, NoRequestWritesTheLedger) {
       EXPECT_GE(res.status, 400) << method << " " << target;
     }
   }
-  RawGet(port_, "/api/state?from=1;DELETE%20FROM%20experiments");
-  RawGet(port_, "/api/experiment/1");
-  EXPECT_EQ(ledger_->Writes(), before);
+  for (const char* target :
+       {"/api/state?from=1;DELETE%20FROM%20experiments", "/api/state?from=1%27%3BDROP%20TABLE",
+        "/api/experiment/1", "/api/experiment/2", "/api/state", "/?token=x"}) {
+    RawGet(port_, target);
+  }
+  // Byte for byte: the database and its write-ahead log are untouched.
+  EXPECT_TRUE(files() == before);
   std::vector<Experiment> all;
   std::string err;
-  ASSERT_TRUE(ledger_->LoadExperiments(&all, &err));
+  ASSERT_TRUE(writer_->LoadExperiments(&all, &err)) << err;
   EXPECT_EQ(all.size(), 30u);
 }
 
@@ -248,7 +179,8 @@ TEST_F(ServerTest, EventsFollowTheLedgerAndLiveStatus) {
 
   std::string err;
   FixtureSummary summary;
-  ASSERT_TRUE(AppendFixtureExperiment(dir_.string(), ledger_, "appended", 0.8, &summary, &err))
+  ASSERT_TRUE(
+      AppendFixtureExperiment(dir_.string(), writer_.get(), "appended", 0.8, &summary, &err))
       << err;
   at = events.WaitFor("event: ledger\ndata: {\"version\":", at, 5);
   ASSERT_NE(at, std::string::npos) << events.text();

@@ -6,8 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
+
+#include "store/live_status.h"
 
 namespace ratchet {
 namespace {
@@ -256,28 +257,18 @@ bool AppendFixtureExperiment(const std::string& dir, Ledger* ledger, const std::
 bool WriteFixtureLive(const std::string& dir, long long pid, int id, const std::string& phase,
                       double elapsed_s, const std::string& progress, std::string* err) {
   double now = Now();
-  nlohmann::json live = {{"pid", pid},
-                         {"session_id", 1},
-                         {"experiment_id", id},
-                         {"phase", phase},
-                         {"phase_started_at", now - elapsed_s},
-                         {"run_started_at", phase == "running" ? now - elapsed_s : 0.0},
-                         {"budget_s", 60},
-                         {"timeout_s", 90},
-                         {"progress", progress},
-                         {"updated_at", now},
-                         {"stop_reason", ""}};
-  fs::path path = fs::path(dir) / ".ratchet" / "live.json";
-  fs::path tmp = path;
-  tmp += ".tmp";
-  if (!WriteText(tmp, live.dump(2), err)) return false;
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *err = "cannot rename " + tmp.string() + ": " + ec.message();
-    return false;
-  }
-  return true;
+  LiveStatus live;
+  live.pid = pid;
+  live.session_id = 1;
+  live.experiment_id = id;
+  live.phase = phase;
+  live.phase_started_at = now - elapsed_s;
+  live.run_started_at = phase == "running" ? now - elapsed_s : 0.0;
+  live.budget_s = 60;
+  live.timeout_s = 90;
+  live.progress = progress;
+  live.updated_at = now;
+  return WriteLiveStatus(dir + "/.ratchet/live.json", live, err);
 }
 
 }  // namespace ratchet

@@ -1,0 +1,70 @@
+// First load of the dashboard on a 10,000-experiment loop, against a
+// 30-experiment loop in the same run (the machine is shared and noisy).
+//   node bench/web/first_load.mjs BUILD/ratchet BUILD/src/web/ratchet_web_fixture [rounds]
+// "First load": from navigation start until the page has fetched the state,
+// drawn the chart and the first table page (window.__ratchetReadyMs).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { chromium } = await import(join(here, '../../tests/web/node_modules/playwright-core/index.mjs'));
+const [ratchet, fixture, roundsArg] = process.argv.slice(2);
+const rounds = Number(roundsArg || 5);
+
+function serve(dir) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(ratchet, ['serve', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/\S+\/)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error('ratchet serve exited ' + code)));
+  });
+}
+
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const loops = {};
+for (const n of [30, 10000]) {
+  const dir = mkdtempSync(join(tmpdir(), 'ratchet-bench-'));
+  const t0 = Date.now();
+  execFileSync(fixture, [dir, '--experiments', String(n), '--no-git', '--no-logs']);
+  loops[n] = { dir, made_s: (Date.now() - t0) / 1000, ms: [], bytes: 0 };
+}
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+for (const n of Object.keys(loops)) {
+  const loop = loops[n];
+  const { child, url } = await serve(loop.dir);
+  loop.bytes = (await (await fetch(url + 'api/state')).arrayBuffer()).byteLength;
+  // Alternate fresh pages (no cache) so both loops see the same conditions.
+  for (let i = 0; i < rounds; i++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    loop.ms.push(await page.evaluate(() => window.__ratchetReadyMs));
+    const rows = await page.evaluate(() => document.body.dataset.rows);
+    if (Number(rows) !== Number(n)) throw new Error(`page shows ${rows} rows, expected ${n}`);
+    await context.close();
+  }
+  child.kill('SIGTERM');
+}
+await browser.close();
+for (const loop of Object.values(loops)) rmSync(loop.dir, { recursive: true, force: true });
+const m30 = median(loops[30].ms), m10k = median(loops[10000].ms);
+console.log(`experiments  state JSON  first load (median of ${rounds}, ms)  all runs`);
+for (const n of Object.keys(loops)) {
+  const l = loops[n];
+  console.log(`${String(n).padStart(11)}  ${(l.bytes / 1024).toFixed(0).padStart(7)} KiB  ${median(l.ms).toFixed(0).padStart(10)}  ${l.ms.map((x) => x.toFixed(0)).join(' ')}`);
+}
+console.log(`ratio 10000/30: ${(m10k / m30).toFixed(2)}; 10,000 under one second: ${m10k < 1000 ? 'yes' : 'NO'}`);
+process.exit(m10k < 1000 ? 0 : 1);

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The dashboard's browser end-to-end test (Playwright + Debian's chromium).
+#   tests/web/run_e2e.sh BUILD/ratchet BUILD/src/web/ratchet_web_fixture
+# Needs `scripts/install-deps build web` and the npm registry for the first
+# `npm ci` (node_modules is kept in tests/web/, git-ignored). The screenshot
+# goes to test-artifacts/dashboard.png (or $RATCHET_ARTIFACTS).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 2 ] || { echo "usage: $0 RATCHET_BIN FIXTURE_BIN" >&2; exit 2; }
+export RATCHET=$(realpath "$1")
+export RATCHET_WEB_FIXTURE=$(realpath "$2")
+export RATCHET_ARTIFACTS=${RATCHET_ARTIFACTS:-$root/test-artifacts}
+for tool in node npm /usr/bin/chromium; do
+  command -v "$tool" >/dev/null ||
+    { echo "run_e2e: $tool is missing (scripts/install-deps build web)" >&2; exit 1; }
+done
+cd "$here"
+if [ ! -f node_modules/playwright-core/package.json ] ||
+   [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+exec node --test --test-reporter=spec dashboard.test.mjs
