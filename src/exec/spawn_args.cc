@@ -1,0 +1,96 @@
+#include "exec/spawn_args.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ratchet {
+namespace {
+
+// errno of running `path` (0 if it can be run), checked the way execve would.
+int CheckRunnable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EACCES;
+  if (access(path.c_str(), X_OK) != 0) return errno;
+  return 0;
+}
+
+std::string Join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || name.starts_with('/')) return name;
+  return dir.ends_with('/') ? dir + name : dir + "/" + name;
+}
+
+}  // namespace
+
+bool FindProgram(const std::string& name, const std::string& path_env, const std::string& cwd,
+                 std::string* found, std::string* err) {
+  auto fail = [&](int e) {
+    *err = "cannot run '" + name + "': " + std::strerror(e);
+    return false;
+  };
+  if (name.empty()) return fail(ENOENT);
+  if (name.find('/') != std::string::npos) {
+    if (int e = CheckRunnable(Join(cwd, name))) return fail(e);
+    *found = name;  // execve resolves it after the chdir
+    return true;
+  }
+  // Like execvp: the first runnable candidate wins; if none, report EACCES
+  // when some candidate existed but could not be run, else ENOENT.
+  const std::string path = path_env.empty() ? "/bin:/usr/bin" : path_env;
+  int error = ENOENT;
+  size_t begin = 0;
+  for (;;) {
+    size_t end = path.find(':', begin);
+    std::string dir = path.substr(begin, end == std::string::npos ? end : end - begin);
+    std::string candidate = Join(dir.empty() ? "." : dir, name);
+    int e = CheckRunnable(Join(cwd, candidate));
+    if (e == 0) {
+      *found = candidate;
+      return true;
+    }
+    if (e == EACCES) error = EACCES;
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return fail(error);
+}
+
+std::vector<std::string> MergeEnvironment(
+    char* const* base, const std::vector<std::pair<std::string, std::string>>& add) {
+  std::vector<std::string> env;
+  for (char* const* e = base; e && *e; ++e) env.emplace_back(*e);
+  for (const auto& [key, value] : add) {
+    std::string entry = key + "=" + value;
+    bool replaced = false;
+    for (std::string& existing : env) {
+      if (existing.size() > key.size() && existing[key.size()] == '=' &&
+          existing.compare(0, key.size(), key) == 0) {
+        existing = entry;
+        replaced = true;
+      }
+    }
+    if (!replaced) env.push_back(std::move(entry));
+  }
+  return env;
+}
+
+bool FindEnv(const std::vector<std::string>& env, const std::string& key, std::string* value) {
+  for (const std::string& e : env) {
+    if (e.size() > key.size() && e[key.size()] == '=' && e.compare(0, key.size(), key) == 0) {
+      *value = e.substr(key.size() + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+CStringArray::CStringArray(std::vector<std::string> strings) : strings_(std::move(strings)) {
+  ptrs_.reserve(strings_.size() + 1);
+  for (std::string& s : strings_) ptrs_.push_back(s.data());
+  ptrs_.push_back(nullptr);
+}
+
+}  // namespace ratchet

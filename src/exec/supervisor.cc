@@ -1,0 +1,232 @@
+#include "exec/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "exec/proc_tree.h"
+
+namespace ratchet {
+namespace {
+
+// How many processes one pass of the kill loop signals; the loop repeats
+// until the subtree is empty, so a larger tree only takes more passes.
+constexpr int kMaxPids = 4096;
+
+void WriteAll(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;  // ratchet is gone; nothing to tell
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// The supervisor must not hold other runs' pipes (a concurrent run would then
+// never see EOF on its stdin), so every inherited descriptor it does not need
+// is closed first. keep[] is sorted.
+void CloseAllExcept(const int* keep, int n) {
+  unsigned lo = 3;
+  for (int i = 0; i <= n; ++i) {
+    unsigned hi = i < n ? static_cast<unsigned>(keep[i]) : ~0u;
+    if (hi > lo) {
+      if (close_range(lo, hi - 1, 0) != 0) {
+        // Kernels before 5.9: close one by one up to a sane bound.
+        unsigned last = hi - 1 < 65535u ? hi - 1 : 65535u;
+        for (unsigned fd = lo; fd <= last; ++fd) close(static_cast<int>(fd));
+      }
+    }
+    if (i < n) lo = static_cast<unsigned>(keep[i]) + 1;
+  }
+}
+
+// vfork: the supervisor is a copy of ratchet's address space, and fork would
+// copy its page tables again; vfork borrows them until the execve. The child
+// only makes system calls and writes the two error words, which the parent
+// reads after vfork returns (they share memory until then).
+pid_t SpawnLeader(const SupervisorPlan& p, volatile int32_t* stage, volatile int32_t* err) {
+  pid_t pid = vfork();
+  if (pid != 0) return pid;
+  // Own process group, so the run's processes can be signalled together and
+  // a terminal's Ctrl-C reaches ratchet only (ratchet decides what to stop).
+  setpgid(0, 0);
+  // Handlers are reset by execve, but ignored signals stay ignored: undo
+  // what ratchet or the supervisor ignored (SIGPIPE, SIGTERM...), then unblock.
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  dup2(p.stdin_fd, 0);
+  dup2(p.output_fd, 1);
+  dup2(p.output_fd, 2);
+  if (p.cwd && chdir(p.cwd) != 0) {
+    *err = errno;
+    *stage = SupervisorMessage::kStageChdir;
+    _exit(127);
+  }
+  // If the supervisor is killed outright, take the leader with it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  execve(p.path, p.argv, p.envp);
+  *err = errno;
+  *stage = SupervisorMessage::kStageExec;
+  _exit(127);
+}
+
+class Supervisor {
+ public:
+  explicit Supervisor(const SupervisorPlan& plan) : plan_(plan) {}
+
+  [[noreturn]] void Main() {
+    int keep[4] = {plan_.stdin_fd, plan_.output_fd, plan_.status_fd, plan_.control_fd};
+    // Four elements: insertion sort.
+    for (int i = 1; i < 4; ++i)
+      for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
+        int t = keep[j];
+        keep[j] = keep[j - 1];
+        keep[j - 1] = t;
+      }
+    CloseAllExcept(keep, 4);
+    prctl(PR_SET_NAME, "ratchet-run");
+    // Block every signal: the supervisor must outlive what it supervises,
+    // whatever is sent to ratchet's process group (Ctrl-C, SIGTERM, SIGPIPE).
+    // Children are noticed through a signalfd; commands come on control_fd.
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sfd_ = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+
+    volatile int32_t stage = SupervisorMessage::kNoError, err = 0;
+    leader_ = SpawnLeader(plan_, &stage, &err);
+    if (leader_ < 0) {
+      stage = SupervisorMessage::kStageSpawn;
+      err = errno;
+    }
+    close(plan_.stdin_fd);
+    close(plan_.output_fd);  // only the run may hold the output pipe open
+    SupervisorMessage started;
+    started.kind = SupervisorMessage::kStarted;
+    started.leader_pid = leader_;
+    started.error_stage = stage;
+    started.error_errno = err;
+    WriteAll(plan_.status_fd, &started, sizeof started);
+
+    if (leader_ > 0) WaitForLeader();
+    KillEverything();
+
+    SupervisorMessage done;
+    done.kind = SupervisorMessage::kDone;
+    done.leader_status = leader_status_;
+    done.leader_reaped = leader_reaped_ ? 1 : 0;
+    struct rusage ru = {};
+    getrusage(RUSAGE_CHILDREN, &ru);
+    done.user_us = ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec;
+    done.sys_us = ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
+    done.maxrss_kb = ru.ru_maxrss;
+    WriteAll(plan_.status_fd, &done, sizeof done);
+    _exit(0);
+  }
+
+ private:
+  // Phase 1: until the leader exits, reap what dies and obey ratchet.
+  void WaitForLeader() {
+    while (!leader_reaped_) {
+      struct pollfd fds[2] = {{sfd_, POLLIN, 0}, {plan_.control_fd, POLLIN, 0}};
+      int r = poll(fds, 2, sfd_ >= 0 ? -1 : 10);
+      if (r < 0 && errno != EINTR) return;  // cannot wait: kill everything
+      DrainSignalfd();
+      ReapReady();
+      if (fds[1].revents) {
+        char cmds[16];
+        ssize_t n = read(plan_.control_fd, cmds, sizeof cmds);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        // EOF: ratchet is gone (even by SIGKILL), and nothing of the run may outlive it.
+        if (n <= 0) return;
+        for (ssize_t i = 0; i < n; ++i) {
+          if (cmds[i] == kControlKill) return;
+          if (cmds[i] == kControlTerminate) Signal(SIGTERM);
+        }
+      }
+    }
+  }
+
+  // Phase 2: SIGKILL every descendant, reap, and repeat until the kernel says
+  // there are no children left (ECHILD). A process forked just before its
+  // parent was killed is re-parented here and found on the next pass; the
+  // short poll bounds each pass even if no SIGCHLD comes.
+  void KillEverything() {
+    for (;;) {
+      Signal(SIGKILL);
+      if (ReapReady()) return;
+      struct pollfd p = {sfd_, POLLIN, 0};
+      poll(&p, sfd_ >= 0 ? 1 : 0, 10);
+      DrainSignalfd();
+    }
+  }
+
+  // Sends sig to the leader's group (atomic in the kernel, so it also catches
+  // processes being forked) and to every descendant outside that group: the
+  // ones that escaped with setsid/setpgid. A SIGTERM reaches each process once.
+  void Signal(int sig) {
+    bool group_alive = leader_ > 0 && !leader_reaped_;
+    if (group_alive) kill(-leader_, sig);
+    pid_t pids[kMaxPids];
+    int n = ListDescendants(getpid(), pids, kMaxPids);
+    for (int i = 0; i < n; ++i) {
+      if (sig == SIGKILL || !group_alive || getpgid(pids[i]) != leader_) kill(pids[i], sig);
+    }
+  }
+
+  // Reaps every child that has ended. True when none is left at all.
+  bool ReapReady() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid > 0) {
+        if (pid == leader_) {
+          leader_reaped_ = true;
+          leader_status_ = status;
+        }
+        continue;
+      }
+      if (pid == 0) return false;
+      if (errno == EINTR) continue;
+      return true;  // ECHILD
+    }
+  }
+
+  void DrainSignalfd() {
+    if (sfd_ < 0) return;
+    struct signalfd_siginfo info[8];
+    while (read(sfd_, info, sizeof info) > 0) {
+    }
+  }
+
+  const SupervisorPlan& plan_;
+  int sfd_ = -1;
+  pid_t leader_ = -1;
+  bool leader_reaped_ = false;
+  int leader_status_ = 0;
+};
+
+}  // namespace
+
+void SupervisorMain(const SupervisorPlan& plan) { Supervisor(plan).Main(); }
+
+}  // namespace ratchet

@@ -1,0 +1,68 @@
+// The run supervisor: a small process between ratchet and the command it runs,
+// which makes sure no process of the run outlives it.
+//
+// Why a process of its own. A process that escapes its group (setsid, setpgid,
+// a double fork) is no longer reachable by killing the group, and when its
+// parent dies it is re-parented to the nearest ancestor marked "child
+// subreaper" (PR_SET_CHILD_SUBREAPER), else to init. Marking ratchet itself as
+// the subreaper would catch such orphans, but it is a property of the whole
+// process: orphans of every thread's runs (an agent proposer and a watchdog may
+// run at the same time) and of any library's children would all land in
+// ratchet, with nothing to tell whose they are, and nobody could reap them with
+// waitpid(-1) without stealing other threads' children. So each run gets its
+// own subreaper: ratchet forks a supervisor, the supervisor marks itself
+// subreaper and starts the command. Every process the run creates then stays
+// inside the supervisor's subtree whatever it does, and "the processes of the
+// run" is exactly "the descendants of the supervisor", found through /proc
+// (proc_tree.h). The supervisor reaps everything (waitpid(-1) is safe there:
+// all its children are the run's), and when the command's first process (the
+// leader) exits it kills and reaps whatever is left, then reports and exits.
+//
+// The supervisor is a fork of ratchet without exec (there is no helper binary
+// to find), so its code may only make system calls: everything it needs is
+// prepared before the fork in a SupervisorPlan.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace ratchet {
+
+struct SupervisorPlan {
+  const char* path = nullptr;  // the program to execve (already looked up in PATH)
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* cwd = nullptr;  // null: unchanged
+  int stdin_fd = -1;          // becomes fd 0 of the command
+  int output_fd = -1;         // becomes fds 1 and 2 of the command
+  int status_fd = -1;         // supervisor -> ratchet: SupervisorMessage records
+  int control_fd = -1;        // ratchet -> supervisor: control bytes below; EOF kills the run
+};
+
+/// Control bytes ratchet writes to control_fd.
+inline constexpr char kControlTerminate = 'T';  // SIGTERM to every process of the run
+inline constexpr char kControlKill = 'K';       // SIGKILL to every process, then finish
+
+/// What the supervisor writes to status_fd: first kStarted, then kDone just
+/// before it exits. Each record is one write() of less than PIPE_BUF bytes, so
+/// it arrives whole.
+struct SupervisorMessage {
+  enum Kind : int32_t { kStarted = 1, kDone = 2 };
+  enum Stage : int32_t { kNoError = 0, kStageSpawn, kStageChdir, kStageExec };
+  int32_t kind = 0;
+  int32_t leader_pid = 0;     // kStarted
+  int32_t error_stage = 0;    // kStarted: where starting the command failed
+  int32_t error_errno = 0;    // kStarted
+  int32_t leader_status = 0;  // kDone: waitpid status of the leader
+  int32_t leader_reaped = 0;  // kDone: 1 if leader_status is valid
+  int64_t user_us = 0;        // kDone: CPU time of every reaped descendant
+  int64_t sys_us = 0;
+  int64_t maxrss_kb = 0;  // kDone: the largest single descendant's peak RSS
+};
+
+/// Runs in the child of fork(): starts the command and supervises it as
+/// described above, then _exits. Async-signal-safe throughout.
+[[noreturn]] void SupervisorMain(const SupervisorPlan& plan);
+
+}  // namespace ratchet
