@@ -1,0 +1,116 @@
+#include "store/live_status.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "store/json_fields.h"
+
+namespace ratchet {
+
+using nlohmann::json;
+
+std::string LiveStatusJson(const LiveStatus& s) {
+  json j = {
+      {"pid", s.pid},
+      {"session_id", s.session_id},
+      {"experiment_id", s.experiment_id},
+      {"phase", s.phase},
+      {"phase_started_at", s.phase_started_at},
+      {"run_started_at", s.run_started_at},
+      {"budget_s", s.budget_s},
+      {"timeout_s", s.timeout_s},
+      {"progress", s.progress},
+      {"updated_at", s.updated_at},
+      {"stop_reason", s.stop_reason},
+  };
+  return DumpJson(j, 2) + "\n";
+}
+
+bool ParseLiveStatus(const std::string& text, LiveStatus* s) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  *s = LiveStatus{};
+  bool ok = true;
+  auto field = [&](const char* key, auto* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return;
+    using T = std::remove_pointer_t<decltype(out)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (it->is_string())
+        *out = it->template get<std::string>();
+      else
+        ok = false;
+    } else {
+      if (it->is_number())
+        *out = it->template get<T>();
+      else
+        ok = false;
+    }
+  };
+  field("pid", &s->pid);
+  field("session_id", &s->session_id);
+  field("experiment_id", &s->experiment_id);
+  field("phase", &s->phase);
+  field("phase_started_at", &s->phase_started_at);
+  field("run_started_at", &s->run_started_at);
+  field("budget_s", &s->budget_s);
+  field("timeout_s", &s->timeout_s);
+  field("progress", &s->progress);
+  field("updated_at", &s->updated_at);
+  field("stop_reason", &s->stop_reason);
+  return ok;
+}
+
+bool WriteLiveStatus(const std::string& path, const LiveStatus& live, std::string* err) {
+  const std::string text = LiveStatusJson(live);
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *err = "cannot write " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<size_t>(n);
+  }
+  int write_errno = errno;
+  bool ok = done == text.size();
+  if (::close(fd) != 0) ok = false;
+  if (!ok) {
+    *err = "cannot write " + tmp + ": " + std::strerror(write_errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = "cannot replace " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool ReadLiveStatus(const std::string& path, LiveStatus* live, std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = "no live status at " + path;
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!ParseLiveStatus(ss.str(), live)) {
+    *err = path + " is not a valid live status";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ratchet

@@ -1,0 +1,548 @@
+#include "store/sqlite_ledger.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+#include "store/json_fields.h"
+#include "store/schema.h"
+
+namespace ratchet {
+namespace {
+
+// Column order of the experiments table as bound (?1..?N) and read (0..N-1).
+constexpr const char* kExperimentColumns[] = {
+    "id",         "session_id",    "phase",         "status",
+    "reason",     "baseline",      "parent_commit", "candidate_commit",
+    "proposer",   "description",   "hypothesis",    "params",
+    "metric",     "metric_stddev", "metric_n",      "metrics",
+    "started_at", "finished_at",   "propose_s",     "build_s",
+    "run_s",      "cpu_s",         "peak_rss_mb",   "exit_code",
+    "signal",     "diff_stat",     "files_changed", "log_path",
+    "usage",      "mechanisms",
+};
+constexpr int kNumExperimentColumns =
+    static_cast<int>(sizeof(kExperimentColumns) / sizeof(kExperimentColumns[0]));
+
+std::string Join(const std::string& (*each)(int, std::string*), const char* sep) {
+  std::string out, scratch;
+  for (int i = 0; i < kNumExperimentColumns; ++i) out += (i ? sep : "") + each(i, &scratch);
+  return out;
+}
+
+const std::string& ColumnName(int i, std::string* s) { return *s = kExperimentColumns[i]; }
+const std::string& Placeholder(int i, std::string* s) { return *s = "?" + std::to_string(i + 1); }
+const std::string& Assignment(int i, std::string* s) {
+  return *s = std::string(kExperimentColumns[i]) + " = ?" + std::to_string(i + 1);
+}
+
+// Statements are cached by the address of these strings: built once.
+const std::string& SelectExperimentsSql() {
+  static const std::string sql =
+      "SELECT " + Join(ColumnName, ", ") + " FROM experiments ORDER BY id";
+  return sql;
+}
+// Inserts only when ?1 is the next id, in one statement (one transaction).
+const std::string& InsertExperimentSql() {
+  static const std::string sql = "INSERT INTO experiments (" + Join(ColumnName, ", ") +
+                                 ") SELECT " + Join(Placeholder, ", ") +
+                                 " WHERE (SELECT COALESCE(MAX(id), 0) FROM experiments) + 1 = ?1";
+  return sql;
+}
+const std::string& UpdateExperimentSql() {
+  static const std::string sql =
+      "UPDATE experiments SET " + Join(Assignment, ", ") + " WHERE id = ?1";
+  return sql;
+}
+
+double NowUnix() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+/// One use of a cached statement: binds, steps, and resets it when done.
+class SqliteLedger::Query {
+ public:
+  Query(SqliteLedger* ledger, const char* sql, std::string* err)
+      : stmt_(ledger->Statement(sql, err)) {}
+  ~Query() {
+    if (stmt_) {
+      sqlite3_reset(stmt_);
+      sqlite3_clear_bindings(stmt_);
+    }
+  }
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  bool ok() const { return stmt_ != nullptr; }
+  void Bind(int i, const std::string& s) {
+    sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, const char* s) { Bind(i, std::string(s)); }
+  void Bind(int i, double v) {
+    // SQLite stores NaN as NULL; keep columns declared NOT NULL writable.
+    sqlite3_bind_double(stmt_, i, std::isfinite(v) ? v : 0.0);
+  }
+  void Bind(int i, long long v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, int v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, bool v) { sqlite3_bind_int64(stmt_, i, v ? 1 : 0); }
+  void Bind(int i, const std::optional<double>& v) {
+    if (v && std::isfinite(*v))
+      sqlite3_bind_double(stmt_, i, *v);
+    else
+      sqlite3_bind_null(stmt_, i);
+  }
+  /// SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+
+  std::string Text(int i) {
+    const unsigned char* p = sqlite3_column_text(stmt_, i);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, i)))
+             : std::string();
+  }
+  double Double(int i) { return sqlite3_column_double(stmt_, i); }
+  long long Int(int i) { return sqlite3_column_int64(stmt_, i); }
+  bool IsNull(int i) { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  std::optional<double> OptDouble(int i) {
+    return IsNull(i) ? std::nullopt : std::optional<double>(Double(i));
+  }
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+bool SqliteLedger::Open(const std::string& path, bool create, bool read_only,
+                        std::unique_ptr<SqliteLedger>* ledger, std::string* err) {
+  const bool memory = path == ":memory:";
+  struct stat st;
+  if (!memory && (read_only || !create) && ::stat(path.c_str(), &st) != 0) {
+    *err = "no ledger at " + path + " (has `ratchet run` been started on this loop?)";
+    return false;
+  }
+  int flags =
+      read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    *err = "cannot open the ledger " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return false;
+  }
+  std::unique_ptr<SqliteLedger> result(new SqliteLedger(path, db));
+  sqlite3_extended_result_codes(db, 1);
+  // A reader and the writer meet only at WAL checkpoints and at open; waiting
+  // a few seconds there beats failing `ratchet status` or an engine write.
+  sqlite3_busy_timeout(db, 5000);
+  if (!result->Initialise(create && !read_only, read_only, err)) return false;
+  *ledger = std::move(result);
+  return true;
+}
+
+SqliteLedger::~SqliteLedger() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+bool SqliteLedger::Fail(const std::string& what, std::string* err) {
+  *err = what + " in " + path_ + ": " + sqlite3_errmsg(db_);
+  return false;
+}
+
+sqlite3_stmt* SqliteLedger::Statement(const char* sql, std::string* err) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return it->second;
+  sqlite3_stmt* stmt = nullptr;
+  // PERSISTENT: these live as long as the connection and are reused for every
+  // write, so the engine's several writes per experiment skip SQL parsing.
+  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+    Fail("cannot prepare a ledger query", err);
+    return nullptr;
+  }
+  statements_[sql] = stmt;
+  return stmt;
+}
+
+bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
+  // Is it a database at all? The first read of the header tells.
+  int tables = 0;
+  {
+    Query q(this, "SELECT count(*) FROM sqlite_master", err);
+    int rc = q.ok() ? q.Step() : sqlite3_errcode(db_);
+    if (rc != SQLITE_ROW) {
+      if ((rc & 0xff) == SQLITE_NOTADB) {
+        *err = path_ + " is not a ratchet ledger (not an SQLite database)";
+        return false;
+      }
+      return Fail("cannot read the ledger", err);
+    }
+    tables = static_cast<int>(q.Int(0));
+  }
+  const bool fresh = tables == 0;
+  if (fresh && !create) {
+    *err = path_ + " is not a ratchet ledger (it has no tables)";
+    return false;
+  }
+  if (!fresh) {
+    std::string version_text;
+    {
+      std::string ignored;
+      Query q(this, "SELECT value FROM meta WHERE key = 'schema_version'", &ignored);
+      if (q.ok() && q.Step() == SQLITE_ROW) version_text = q.Text(0);
+    }
+    int version = 0;
+    try {
+      version = std::stoi(version_text);
+    } catch (...) {
+      version = 0;
+    }
+    if (version < 1) {
+      *err = path_ + " is not a ratchet ledger (no schema_version in a meta table)";
+      return false;
+    }
+    if (version > kSchemaVersion) {
+      *err = path_ + " was written by a newer ratchet (ledger schema version " +
+             std::to_string(version) + ", this ratchet reads up to " +
+             std::to_string(kSchemaVersion) + "): upgrade ratchet";
+      return false;
+    }
+    // Older versions would be migrated here; version 1 is the first.
+  }
+  if (read_only) return true;
+
+  // WAL: readers (status, the dashboard) never block the writer nor see a
+  // half-written transaction. synchronous=NORMAL: a commit is appended to the
+  // WAL with write() before it returns, so once a call returns its data is in
+  // the OS page cache, which outlives the process: `kill -9` of ratchet loses
+  // nothing that was acknowledged and never tears a transaction (recovery
+  // replays complete WAL frames only). Only an OS crash or power loss can drop
+  // the last few transactions (the WAL is fsynced at checkpoints), and even
+  // then the file stays consistent. FULL would add an fsync to every write;
+  // bench/store measures what that costs.
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr,
+                   &msg) != SQLITE_OK) {
+    sqlite3_free(msg);
+    return Fail("cannot set up the ledger", err);
+  }
+  // Keep the -wal and -shm files when the writer closes: a reader opening the
+  // ledger later (status, the dashboard) then finds them and creates nothing.
+  int persist = 1;
+  sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  if (!fresh) return true;
+  const std::string created = std::to_string(NowUnix());
+  const std::string init = std::string("BEGIN IMMEDIATE;\n") + kSchemaSql +
+                           "\nINSERT INTO meta (key, value) VALUES ('schema_version', '" +
+                           std::to_string(kSchemaVersion) + "'), ('created_at', '" + created +
+                           "');\nCOMMIT;";
+  if (sqlite3_exec(db_, init.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    sqlite3_free(msg);
+    Fail("cannot create the ledger tables", err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
+  }
+  return true;
+}
+
+bool SqliteLedger::SetDurability(Durability durability, std::string* err) {
+  const char* sql = durability == Durability::kPowerLoss ? "PRAGMA synchronous=FULL"
+                                                         : "PRAGMA synchronous=NORMAL";
+  return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) == SQLITE_OK ||
+         Fail("cannot set the ledger's durability", err);
+}
+
+namespace {
+
+template <typename Q>
+void BindExperiment(Q& q, const Experiment& e) {
+  q.Bind(1, e.id);
+  q.Bind(2, e.session_id);
+  q.Bind(3, PhaseName(e.phase));
+  q.Bind(4, StatusName(e.status));
+  q.Bind(5, e.reason);
+  q.Bind(6, e.baseline);
+  q.Bind(7, e.parent_commit);
+  q.Bind(8, e.candidate_commit);
+  q.Bind(9, e.proposer);
+  q.Bind(10, e.description);
+  q.Bind(11, e.hypothesis);
+  q.Bind(12, e.params_json);
+  q.Bind(13, e.metric);
+  q.Bind(14, e.metric_stddev);
+  q.Bind(15, e.metric_n);
+  q.Bind(16, DumpJson(MetricsJson(e.metrics)));
+  q.Bind(17, e.started_at);
+  q.Bind(18, e.finished_at);
+  q.Bind(19, e.propose_s);
+  q.Bind(20, e.build_s);
+  q.Bind(21, e.run_s);
+  q.Bind(22, e.cpu_s);
+  q.Bind(23, e.peak_rss_mb);
+  q.Bind(24, e.exit_code);
+  q.Bind(25, e.signal);
+  q.Bind(26, e.diff_stat);
+  q.Bind(27, DumpJson(nlohmann::json(e.files_changed)));
+  q.Bind(28, e.log_path);
+  q.Bind(29, DumpJson(UsageJson(e.usage)));
+  q.Bind(30, DumpJson(nlohmann::json(e.mechanisms)));
+}
+
+}  // namespace
+
+bool SqliteLedger::LoadExperiments(std::vector<Experiment>* out, std::string* err) {
+  Query q(this, SelectExperimentsSql().c_str(), err);
+  if (!q.ok()) return false;
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    Experiment e;
+    e.id = static_cast<int>(q.Int(0));
+    e.session_id = static_cast<int>(q.Int(1));
+    const std::string where = "experiment " + std::to_string(e.id) + " in " + path_;
+    if (!ParsePhase(q.Text(2), &e.phase) || !ParseStatus(q.Text(3), &e.status)) {
+      *err = "unknown phase '" + q.Text(2) + "' or status '" + q.Text(3) + "' for " + where;
+      return false;
+    }
+    e.reason = q.Text(4);
+    e.baseline = q.Int(5) != 0;
+    e.parent_commit = q.Text(6);
+    e.candidate_commit = q.Text(7);
+    e.proposer = q.Text(8);
+    e.description = q.Text(9);
+    e.hypothesis = q.Text(10);
+    e.params_json = q.Text(11);
+    e.metric = q.OptDouble(12);
+    e.metric_stddev = q.Double(13);
+    e.metric_n = static_cast<int>(q.Int(14));
+    e.started_at = q.Double(16);
+    e.finished_at = q.Double(17);
+    e.propose_s = q.Double(18);
+    e.build_s = q.Double(19);
+    e.run_s = q.Double(20);
+    e.cpu_s = q.Double(21);
+    e.peak_rss_mb = q.Double(22);
+    e.exit_code = static_cast<int>(q.Int(23));
+    e.signal = static_cast<int>(q.Int(24));
+    e.diff_stat = q.Text(25);
+    e.log_path = q.Text(27);
+    if (!ParseMetricsJson(q.Text(15), &e.metrics) ||
+        !ParseStringsJson(q.Text(26), &e.files_changed) || !ParseUsageJson(q.Text(28), &e.usage) ||
+        !ParseStringsJson(q.Text(29), &e.mechanisms)) {
+      *err = "malformed JSON column for " + where;
+      return false;
+    }
+    out->push_back(std::move(e));
+  }
+  return rc == SQLITE_DONE || Fail("cannot read experiments", err);
+}
+
+bool SqliteLedger::InsertExperiment(const Experiment& exp, std::string* err) {
+  Query q(this, InsertExperimentSql().c_str(), err);
+  if (!q.ok()) return false;
+  BindExperiment(q, exp);
+  if (q.Step() != SQLITE_DONE)
+    return Fail("cannot record experiment " + std::to_string(exp.id), err);
+  if (sqlite3_changes(db_) != 1) {
+    *err = "cannot record experiment " + std::to_string(exp.id) + " in " + path_ +
+           ": it is not the next id";
+    return false;
+  }
+  return true;
+}
+
+bool SqliteLedger::UpdateExperiment(const Experiment& exp, std::string* err) {
+  Query q(this, UpdateExperimentSql().c_str(), err);
+  if (!q.ok()) return false;
+  BindExperiment(q, exp);
+  if (q.Step() != SQLITE_DONE)
+    return Fail("cannot update experiment " + std::to_string(exp.id), err);
+  if (sqlite3_changes(db_) != 1) {
+    *err = "cannot update experiment " + std::to_string(exp.id) + " in " + path_ + ": no such row";
+    return false;
+  }
+  return true;
+}
+
+bool SqliteLedger::AddRun(const RunRecord& r, std::string* err) {
+  Query q(this,
+          "INSERT INTO runs (experiment_id, attempt, purpose, exit_code, signal, timed_out, "
+          "wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, r.experiment_id);
+  q.Bind(2, r.attempt);
+  q.Bind(3, r.purpose);
+  q.Bind(4, r.exit_code);
+  q.Bind(5, r.signal);
+  q.Bind(6, r.timed_out);
+  q.Bind(7, r.wall_s);
+  q.Bind(8, r.cpu_s);
+  q.Bind(9, r.peak_rss_mb);
+  q.Bind(10, r.metric);
+  q.Bind(11, DumpJson(MetricsJson(r.metrics)));
+  q.Bind(12, r.log_path);
+  if (q.Step() != SQLITE_DONE)
+    return Fail("cannot record run " + std::to_string(r.attempt) + " of experiment " +
+                    std::to_string(r.experiment_id),
+                err);
+  return true;
+}
+
+bool SqliteLedger::LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) {
+  Query q(this,
+          "SELECT experiment_id, attempt, purpose, exit_code, signal, timed_out, wall_s, cpu_s, "
+          "peak_rss_mb, metric, metrics, log_path FROM runs WHERE experiment_id = ?1 "
+          "ORDER BY attempt",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, experiment_id);
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    RunRecord r;
+    r.experiment_id = static_cast<int>(q.Int(0));
+    r.attempt = static_cast<int>(q.Int(1));
+    r.purpose = q.Text(2);
+    r.exit_code = static_cast<int>(q.Int(3));
+    r.signal = static_cast<int>(q.Int(4));
+    r.timed_out = q.Int(5) != 0;
+    r.wall_s = q.Double(6);
+    r.cpu_s = q.Double(7);
+    r.peak_rss_mb = q.Double(8);
+    r.metric = q.OptDouble(9);
+    r.log_path = q.Text(11);
+    if (!ParseMetricsJson(q.Text(10), &r.metrics)) {
+      *err = "malformed metrics of run " + std::to_string(r.attempt) + " of experiment " +
+             std::to_string(r.experiment_id) + " in " + path_;
+      return false;
+    }
+    out->push_back(std::move(r));
+  }
+  return rc == SQLITE_DONE || Fail("cannot read runs", err);
+}
+
+bool SqliteLedger::AddEvent(const LedgerEvent& event, std::string* err) {
+  Query q(this, "INSERT INTO events (at, experiment_id, kind, detail) VALUES (?1, ?2, ?3, ?4)",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, event.at);
+  q.Bind(2, event.experiment_id);
+  q.Bind(3, event.kind);
+  q.Bind(4, event.detail_json.empty() ? std::string("{}") : event.detail_json);
+  return q.Step() == SQLITE_DONE || Fail("cannot record a " + event.kind + " event", err);
+}
+
+bool SqliteLedger::LoadEvents(long long after_seq, std::vector<LedgerEvent>* out,
+                              std::string* err) {
+  Query q(this,
+          "SELECT seq, at, experiment_id, kind, detail FROM events WHERE seq > ?1 ORDER BY seq",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, after_seq);
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    LedgerEvent e;
+    e.seq = q.Int(0);
+    e.at = q.Double(1);
+    e.experiment_id = static_cast<int>(q.Int(2));
+    e.kind = q.Text(3);
+    e.detail_json = q.Text(4);
+    out->push_back(std::move(e));
+  }
+  return rc == SQLITE_DONE || Fail("cannot read events", err);
+}
+
+bool SqliteLedger::BeginSession(const Session& session, int* id, std::string* err) {
+  Query q(this, "INSERT INTO sessions (pid, started_at) VALUES (?1, ?2)", err);
+  if (!q.ok()) return false;
+  q.Bind(1, session.pid);
+  q.Bind(2, session.started_at);
+  if (q.Step() != SQLITE_DONE) return Fail("cannot record the session", err);
+  *id = static_cast<int>(sqlite3_last_insert_rowid(db_));
+  return true;
+}
+
+bool SqliteLedger::EndSession(int id, double ended_at, const std::string& reason,
+                              std::string* err) {
+  Query q(this, "UPDATE sessions SET ended_at = ?2, stop_reason = ?3 WHERE id = ?1", err);
+  if (!q.ok()) return false;
+  q.Bind(1, id);
+  q.Bind(2, ended_at);
+  q.Bind(3, reason);
+  if (q.Step() != SQLITE_DONE) return Fail("cannot end session " + std::to_string(id), err);
+  if (sqlite3_changes(db_) != 1) {
+    *err = "no session " + std::to_string(id) + " in " + path_;
+    return false;
+  }
+  return true;
+}
+
+bool SqliteLedger::LoadSessions(std::vector<Session>* out, std::string* err) {
+  Query q(this, "SELECT id, pid, started_at, ended_at, stop_reason FROM sessions ORDER BY id", err);
+  if (!q.ok()) return false;
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    Session s;
+    s.id = static_cast<int>(q.Int(0));
+    s.pid = q.Int(1);
+    s.started_at = q.Double(2);
+    s.ended_at = q.Double(3);  // NULL reads as 0: still running, or died
+    s.stop_reason = q.Text(4);
+    out->push_back(std::move(s));
+  }
+  return rc == SQLITE_DONE || Fail("cannot read sessions", err);
+}
+
+bool SqliteLedger::SetMeta(const std::string& key, const std::string& value, std::string* err) {
+  Query q(this,
+          "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+          "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, key);
+  q.Bind(2, value);
+  return q.Step() == SQLITE_DONE || Fail("cannot record " + key, err);
+}
+
+bool SqliteLedger::GetMeta(const std::string& key, std::string* value, std::string* err) {
+  Query q(this, "SELECT value FROM meta WHERE key = ?1", err);
+  if (!q.ok()) return false;
+  q.Bind(1, key);
+  value->clear();
+  int rc = q.Step();
+  if (rc == SQLITE_ROW) *value = q.Text(0);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE || Fail("cannot read " + key, err);
+}
+
+bool SqliteLedger::AddMechanismCalls(const std::string& mechanism, const std::string& hook,
+                                     long long calls, std::string* err) {
+  Query q(this,
+          "INSERT INTO mechanism_calls (mechanism, hook, calls) VALUES (?1, ?2, ?3) "
+          "ON CONFLICT(mechanism, hook) DO UPDATE SET calls = calls + excluded.calls",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, mechanism);
+  q.Bind(2, hook);
+  q.Bind(3, calls);
+  return q.Step() == SQLITE_DONE || Fail("cannot count calls of " + mechanism, err);
+}
+
+bool SqliteLedger::LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
+                                      std::string* err) {
+  Query q(this, "SELECT mechanism, hook, calls FROM mechanism_calls", err);
+  if (!q.ok()) return false;
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) (*out)[{q.Text(0), q.Text(1)}] = q.Int(2);
+  return rc == SQLITE_DONE || Fail("cannot read mechanism calls", err);
+}
+
+}  // namespace ratchet

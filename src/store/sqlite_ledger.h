@@ -1,0 +1,74 @@
+// The real Ledger (core/ledger.h): SQLite at .ratchet/ledger.db, schema in
+// schema.sql (compiled in). One writer (`ratchet run`, holding the loop lock)
+// and any number of readers (`ratchet status`, `log`, the dashboard) at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/ledger.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ratchet {
+
+class SqliteLedger : public Ledger {
+ public:
+  /// Opens the ledger at `path` (":memory:" for a throwaway one).
+  /// - create: make the file and its tables if missing (writers only).
+  /// - read_only: never creates or modifies the file; every write fails.
+  /// Fails with a message naming `path` when it is missing (and !create), is
+  /// not a ratchet ledger, or was written by a newer ratchet.
+  static bool Open(const std::string& path, bool create, bool read_only,
+                   std::unique_ptr<SqliteLedger>* ledger, std::string* err);
+  ~SqliteLedger() override;
+  SqliteLedger(const SqliteLedger&) = delete;
+  SqliteLedger& operator=(const SqliteLedger&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// What an acknowledged write survives. kProcessCrash (the default,
+  /// synchronous=NORMAL): any death of ratchet, kill -9 included. kPowerLoss
+  /// (synchronous=FULL): also an OS crash or power cut, at one fsync per write.
+  enum class Durability { kProcessCrash, kPowerLoss };
+  bool SetDurability(Durability durability, std::string* err);
+
+  bool LoadExperiments(std::vector<Experiment>* out, std::string* err) override;
+  bool InsertExperiment(const Experiment& exp, std::string* err) override;
+  bool UpdateExperiment(const Experiment& exp, std::string* err) override;
+  bool AddRun(const RunRecord& run, std::string* err) override;
+  bool LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) override;
+  bool AddEvent(const LedgerEvent& event, std::string* err) override;
+  bool LoadEvents(long long after_seq, std::vector<LedgerEvent>* out, std::string* err) override;
+  bool BeginSession(const Session& session, int* id, std::string* err) override;
+  bool EndSession(int id, double ended_at, const std::string& reason, std::string* err) override;
+  bool LoadSessions(std::vector<Session>* out, std::string* err) override;
+  bool SetMeta(const std::string& key, const std::string& value, std::string* err) override;
+  bool GetMeta(const std::string& key, std::string* value, std::string* err) override;
+  bool AddMechanismCalls(const std::string& mechanism, const std::string& hook, long long calls,
+                         std::string* err) override;
+  bool LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
+                          std::string* err) override;
+
+ private:
+  class Query;
+  SqliteLedger(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+  /// Checks (and for a writer, creates) the schema; see Open.
+  bool Initialise(bool create, bool read_only, std::string* err);
+  /// The cached statement for `sql` (prepared once per connection).
+  sqlite3_stmt* Statement(const char* sql, std::string* err);
+  /// "<what> in <path>: <sqlite message>", returns false.
+  bool Fail(const std::string& what, std::string* err);
+
+  std::string path_;
+  sqlite3* db_;
+  std::unordered_map<const char*, sqlite3_stmt*> statements_;  // keyed by SQL literal
+};
+
+}  // namespace ratchet
