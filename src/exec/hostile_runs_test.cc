@@ -25,8 +25,13 @@ using testing::TempDir;
 using testing::TestChild;
 using End = RunResult::End;
 
-class HostileRunTest : public ::testing::Test {
+// Each test runs twice: with the supervisor sharing ratchet's memory (the
+// default) and with it forked (the fallback, and what sanitizer builds use).
+class HostileRunTest : public ::testing::TestWithParam<bool> {
  protected:
+  LocalProcessRunner Runner() {
+    return LocalProcessRunner(LocalRunnerOptions{.share_memory = GetParam()});
+  }
   RunSpec Shell(const std::string& line) {
     RunSpec spec;
     spec.argv = ShellCommand(line);
@@ -36,7 +41,7 @@ class HostileRunTest : public ::testing::Test {
   // Runs and checks that nothing of the run survived; `expected_pids` is how
   // many pids the command must have recorded (so the check is not vacuous).
   RunResult RunAndCheck(const RunSpec& spec, size_t expected_pids) {
-    RunResult r = LocalProcessRunner().Run(spec);
+    RunResult r = Runner().Run(spec);
     std::vector<pid_t> pids = ReadPids(pids_);
     EXPECT_EQ(pids.size(), expected_pids) << ReadFile(pids_);
     EXPECT_EQ(Survivors(pids), "") << "processes of the run outlived it";
@@ -47,7 +52,7 @@ class HostileRunTest : public ::testing::Test {
   std::string pids_ = dir_.File("pids");
 };
 
-TEST_F(HostileRunTest, IgnoresSigtermIsKilledAfterGrace) {
+TEST_P(HostileRunTest, IgnoresSigtermIsKilledAfterGrace) {
   // trap '' is inherited: the background sleep ignores SIGTERM too.
   RunSpec spec = Shell("trap '' TERM; sleep 30 & echo $! >> " + pids_ + "; echo $$ >> " + pids_ +
                        "; echo ready; wait");
@@ -61,7 +66,7 @@ TEST_F(HostileRunTest, IgnoresSigtermIsKilledAfterGrace) {
   EXPECT_NE(r.Describe().find("timed out after"), std::string::npos);
 }
 
-TEST_F(HostileRunTest, SigtermComesFirstAndEndsAPoliteRun) {
+TEST_P(HostileRunTest, SigtermComesFirstAndEndsAPoliteRun) {
   RunSpec spec = Shell("trap 'echo got-term; exit 3' TERM; echo $$ >> " + pids_ +
                        "; sleep 30 & echo $! >> " + pids_ + "; wait");
   spec.timeout_s = 0.3;
@@ -72,7 +77,7 @@ TEST_F(HostileRunTest, SigtermComesFirstAndEndsAPoliteRun) {
   EXPECT_LT(r.wall_s, 5);  // did not wait for the grace period
 }
 
-TEST_F(HostileRunTest, ZeroGraceKillsAtOnce) {
+TEST_P(HostileRunTest, ZeroGraceKillsAtOnce) {
   RunSpec spec = Shell("trap '' TERM; echo $$ >> " + pids_ + "; sleep 30");
   spec.timeout_s = 0.2;
   spec.grace_s = 0;
@@ -81,7 +86,7 @@ TEST_F(HostileRunTest, ZeroGraceKillsAtOnce) {
   EXPECT_LT(r.wall_s, 2);
 }
 
-TEST_F(HostileRunTest, BackgroundChildHoldingThePipeDoesNotHoldTheRun) {
+TEST_P(HostileRunTest, BackgroundChildHoldingThePipeDoesNotHoldTheRun) {
   // No timeout at all: Run must end when the leader does, not at EOF.
   RunSpec spec = Shell("sleep 30 & echo $! >> " + pids_ + "; echo done");
   spec.timeout_s = 0;
@@ -92,7 +97,7 @@ TEST_F(HostileRunTest, BackgroundChildHoldingThePipeDoesNotHoldTheRun) {
   EXPECT_LT(r.wall_s, 2);
 }
 
-TEST_F(HostileRunTest, EscapedProcessesAreKilledWhenTheLeaderExits) {
+TEST_P(HostileRunTest, EscapedProcessesAreKilledWhenTheLeaderExits) {
   // setsid (new session), setpgid (new group, by exec_test_child), and a
   // double fork (re-parented away from the shell): all beyond a group kill.
   std::string child = TestChild();
@@ -107,7 +112,7 @@ TEST_F(HostileRunTest, EscapedProcessesAreKilledWhenTheLeaderExits) {
   EXPECT_LT(r.wall_s, 2);
 }
 
-TEST_F(HostileRunTest, EscapedProcessesOfATimedOutRunAreKilled) {
+TEST_P(HostileRunTest, EscapedProcessesOfATimedOutRunAreKilled) {
   RunSpec spec = Shell("setsid sh -c 'trap \"\" TERM; sleep 30' & echo $! >> " + pids_ +
                        "; (sleep 30 & echo $! >> " + pids_ + "); echo $$ >> " + pids_ + "; wait");
   spec.timeout_s = 0.3;
@@ -117,7 +122,7 @@ TEST_F(HostileRunTest, EscapedProcessesOfATimedOutRunAreKilled) {
   EXPECT_LT(r.wall_s, 3);
 }
 
-TEST_F(HostileRunTest, EndlessOutputIsCappedWithoutBlockingTheRun) {
+TEST_P(HostileRunTest, EndlessOutputIsCappedWithoutBlockingTheRun) {
   RunSpec spec;
   spec.argv = {"yes", "0123456789"};
   spec.timeout_s = 0.5;
@@ -127,7 +132,7 @@ TEST_F(HostileRunTest, EndlessOutputIsCappedWithoutBlockingTheRun) {
   spec.tail_bytes = 4096;
   uint64_t lines = 0;
   spec.on_line = [&](std::string_view) { ++lines; };
-  RunResult r = LocalProcessRunner().Run(spec);
+  RunResult r = Runner().Run(spec);
   EXPECT_EQ(r.end, End::kTimedOut);
   EXPECT_TRUE(r.output_truncated);
   // Not blocked: far more went through than the log keeps.
@@ -145,7 +150,7 @@ TEST_F(HostileRunTest, EndlessOutputIsCappedWithoutBlockingTheRun) {
   EXPECT_TRUE(OwnChildren().empty());
 }
 
-TEST_F(HostileRunTest, LogCapIsExact) {
+TEST_P(HostileRunTest, LogCapIsExact) {
   // 100000 lines "line <i>\n": 1088890 bytes. Keep the first 100000 and the
   // last 1000; the note counts exactly what is in neither.
   RunSpec spec;
@@ -153,7 +158,7 @@ TEST_F(HostileRunTest, LogCapIsExact) {
   spec.log_path = dir_.File("run.log");
   spec.log_limit_bytes = 100000;
   spec.tail_bytes = 1000;
-  RunResult r = LocalProcessRunner().Run(spec);
+  RunResult r = Runner().Run(spec);
   ASSERT_TRUE(r.ok()) << r.Describe();
   std::string all;
   for (int i = 0; i < 100000; ++i) all += "line " + std::to_string(i) + "\n";
@@ -167,7 +172,7 @@ TEST_F(HostileRunTest, LogCapIsExact) {
   EXPECT_EQ(ReadFile(spec.log_path), head + "\n" + note + all.substr(all.size() - 1000));
 }
 
-TEST_F(HostileRunTest, CancelStopsTheRun) {
+TEST_P(HostileRunTest, CancelStopsTheRun) {
   std::atomic<bool> cancel{false};
   RunSpec spec =
       Shell("echo $$ >> " + pids_ + "; sleep 30 & echo $! >> " + pids_ + "; echo ready; wait");
@@ -195,7 +200,7 @@ TEST_F(HostileRunTest, CancelStopsTheRun) {
   EXPECT_LT(r.wall_s, 3);
 }
 
-TEST_F(HostileRunTest, NothingOutlivesAKilledRatchet) {
+TEST_P(HostileRunTest, NothingOutlivesAKilledRatchet) {
   // A copy of this test process plays ratchet: it starts a run and is killed
   // with SIGKILL mid-run. The supervisor sees its control pipe close and
   // kills the run, escaped processes included.
@@ -205,7 +210,7 @@ TEST_F(HostileRunTest, NothingOutlivesAKilledRatchet) {
     RunSpec spec;
     spec.argv = ShellCommand("echo $$ >> " + pids_ + "; setsid sleep 30 & echo $! >> " + pids_ +
                              "; sleep 30 & echo $! >> " + pids_ + "; wait");
-    LocalProcessRunner().Run(spec);
+    Runner().Run(spec);
     _exit(0);
   }
   ASSERT_TRUE(testing::WaitFor([&] { return ReadPids(pids_).size() == 3; }, 10));
@@ -216,6 +221,11 @@ TEST_F(HostileRunTest, NothingOutlivesAKilledRatchet) {
   EXPECT_TRUE(testing::WaitFor([&] { return Survivors(pids).empty(); }, 5))
       << "still alive: " << Survivors(pids);
 }
+
+INSTANTIATE_TEST_SUITE_P(Supervisor, HostileRunTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "SharedMemory" : "Forked";
+                         });
 
 }  // namespace
 }  // namespace ratchet

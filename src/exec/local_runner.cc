@@ -116,7 +116,8 @@ class ScopedBlockSigpipe {
 // One run, from preparation to the result.
 class RunOnce {
  public:
-  RunOnce(const RunSpec& spec, RunResult* result) : spec_(spec), result_(result) {}
+  RunOnce(const RunSpec& spec, const LocalRunnerOptions& options, RunResult* result)
+      : spec_(spec), options_(options), result_(result) {}
   // Normally the supervisor is reaped by Finish(). If not (an exception),
   // closing the control pipe makes it kill the run and exit; it must be gone
   // before the plan it reads is freed.
@@ -197,7 +198,7 @@ class RunOnce {
     plan_.output_fd = out_w_.get();
     plan_.status_fd = status_w_.get();
     plan_.control_fd = control_r_.get();
-    if (!process_.Start(&plan_, &result_->error)) return false;
+    if (!process_.Start(&plan_, options_.share_memory, &result_->error)) return false;
     supervisor_ = process_.pid();
     // Only the run may hold the write end of the output pipe, so that
     // nothing of ours keeps it open.
@@ -426,6 +427,7 @@ class RunOnce {
   }
 
   const RunSpec& spec_;
+  const LocalRunnerOptions& options_;
   RunResult* result_;
   Clock::time_point start_;
   std::string program_;
@@ -469,7 +471,9 @@ bool LocalProcessRunner::SandboxAvailable(std::string* why) {
                   "/etc",         "/etc",       "--", "true"};
     probe.timeout_s = 10;
     probe.grace_s = 1;
-    RunResult r = LocalProcessRunner(LocalRunnerOptions{.bwrap = ""}).Run(probe);
+    LocalRunnerOptions plain = options_;
+    plain.bwrap = "";
+    RunResult r = LocalProcessRunner(plain).Run(probe);
     Probe p{r.ok(), ""};
     if (!p.works) {
       std::string tail = r.tail;
@@ -492,7 +496,7 @@ RunResult LocalProcessRunner::Run(const RunSpec& spec) {
   if (!spec.readonly_paths.empty() && SandboxAvailable(&no_sandbox_why)) bwrap = options_.bwrap;
 
   ScopedBlockSigpipe no_sigpipe;
-  RunOnce run(spec, &result);
+  RunOnce run(spec, options_, &result);
   run.set_start(start);
   if (!run.Prepare(bwrap) || !run.Start()) {
     result.end = RunResult::End::kFailedToStart;

@@ -20,6 +20,10 @@ struct LocalRunnerOptions {
   /// bubblewrap, for RunSpec::readonly_paths ("bwrap": looked up in PATH).
   /// Empty: never sandbox.
   std::string bwrap = "bwrap";
+  /// Start the run's supervisor sharing ratchet's memory (see
+  /// supervisor_process.h) rather than with fork(). Off: always fork (tests
+  /// cover both; sanitizer builds always fork).
+  bool share_memory = true;
 };
 
 class LocalProcessRunner : public ProcessRunner {

@@ -68,6 +68,22 @@ TEST(LocalRunnerTest, ExitCodes) {
   EXPECT_EQ(three.Describe(), "exit 3");
 }
 
+TEST(LocalRunnerTest, WorksWhenRatchetIgnoresSigchld) {
+  // With SIGCHLD ignored the kernel reaps children on its own; the
+  // supervisor must still see the command's exit status.
+  struct sigaction ign = {}, old;
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGCHLD, &ign, &old);
+  for (bool share : {true, false}) {
+    RunResult r =
+        LocalProcessRunner(LocalRunnerOptions{.share_memory = share}).Run(Shell("exit 5"));
+    EXPECT_EQ(r.end, End::kExited) << r.Describe() << r.error;
+    EXPECT_EQ(r.exit_code, 5);
+  }
+  sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_TRUE(OwnChildren().empty());
+}
+
 TEST(LocalRunnerTest, DeathBySignal) {
   RunResult r = RunIt(Shell("kill -USR1 $$"));
   EXPECT_EQ(r.end, End::kSignaled);

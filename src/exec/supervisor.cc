@@ -106,6 +106,11 @@ class Supervisor {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, nullptr);
+    // If ratchet ignores SIGCHLD (or set SA_NOCLDWAIT), the kernel would reap
+    // our children itself and waitpid could not report the leader's status.
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &dfl, nullptr);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     sigset_t chld;
     sigemptyset(&chld);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,8 +33,8 @@ int SupervisorEntry(void* plan) { SupervisorMain(*static_cast<const SupervisorPl
 
 }  // namespace
 
-bool SupervisorProcess::Start(const SupervisorPlan* plan, std::string* err) {
-  if (kShareMemory && StartSharingMemory(plan)) return true;
+bool SupervisorProcess::Start(const SupervisorPlan* plan, bool share_memory, std::string* err) {
+  if (kShareMemory && share_memory && StartSharingMemory(plan)) return true;
   pid_ = fork();
   if (pid_ < 0) {
     *err = std::string("fork: ") + std::strerror(errno);
@@ -61,6 +62,11 @@ bool SupervisorProcess::StartSharingMemory(const SupervisorPlan* plan) {
   char* top = static_cast<char*>(mem) + stack_size_;
   int release = release_r_.get();
   donor_ = std::thread([this, top, plan, release] {
+    // No signal handler may run on this thread: it would share errno with
+    // the supervisor. (The supervisor sets its own mask.)
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, nullptr);
     pid_t pid = clone(SupervisorEntry, top, CLONE_VM | SIGCHLD, const_cast<SupervisorPlan*>(plan));
     cloned_.store(pid > 0 ? pid : -1);
     cloned_.notify_one();

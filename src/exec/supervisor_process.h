@@ -34,8 +34,9 @@ class SupervisorProcess {
   /// caller closed its control pipe), since this waits for it.
   ~SupervisorProcess();
 
-  /// Starts SupervisorMain(*plan), which must stay valid until Reap().
-  bool Start(const SupervisorPlan* plan, std::string* err);
+  /// Starts SupervisorMain(*plan), which must stay valid until Reap();
+  /// share_memory false: with fork().
+  bool Start(const SupervisorPlan* plan, bool share_memory, std::string* err);
   pid_t pid() const { return pid_; }
   /// Waits for the supervisor to exit (it writes its last record first).
   void Reap();
