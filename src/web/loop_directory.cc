@@ -119,17 +119,19 @@ void LoopDirectory::LoadDiff(const Experiment& exp, ExperimentDetail* out) {
     return;
   }
   for (const std::string* sha : {&exp.parent_commit, &exp.candidate_commit}) {
-    std::string resolved, err;
-    if (!IsHex(*sha) || !parts_.repo->ResolveRef(*sha, &resolved, &err) || resolved.empty()) {
-      out->diff_error = "commit " + Short(*sha) +
-                        " is not in the repository (garbage-collected, or a fresh clone); "
-                        "no diff to show";
+    if (!IsHex(*sha)) {
+      out->diff_error = "'" + *sha + "' is not a commit id; no diff to show";
       return;
     }
   }
+  // libgit2 reads objects; nothing here writes to the repository.
   std::string err;
   if (!parts_.repo->Diff(exp.parent_commit, exp.candidate_commit, &out->diff, &err)) {
-    out->diff_error = "git diff failed: " + err;
+    out->diff.clear();
+    out->diff_error = "commit " + Short(exp.parent_commit) + " or " +
+                      Short(exp.candidate_commit) +
+                      " is not in the repository (garbage-collected, or a fresh clone); no "
+                      "diff to show (" + err + ")";
     return;
   }
   if (out->diff.size() > kDiffLimit) {

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/testing/fakes.h"
 #include "store/sqlite_ledger.h"
 #include "web/loop_directory.h"
 #include "web/testing/loop_fixture.h"
@@ -210,24 +209,41 @@ TEST(LoopDirectoryTest, LogTailStaysInsideTheLoop) {
   fs::remove_all(dir);
 }
 
-TEST(LoopDirectoryTest, MissingCommitIsSaidNotHidden) {
-  auto ledger = std::make_unique<FakeLedger>();
-  Experiment e;
-  e.id = 1;
-  e.parent_commit = "0123456789abcdef0123456789abcdef01234567";
-  e.candidate_commit = "89abcdef0123456789abcdef0123456789abcdef";
+TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
+  fs::path dir = fs::temp_directory_path() / ("ratchet_diff_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / ".ratchet");
+  std::unique_ptr<SqliteLedger> writer;
   std::string err;
-  ASSERT_TRUE(ledger->InsertExperiment(e, &err));
-  LoopParts parts;
-  parts.dir = "/nonexistent";
-  parts.ledger = std::move(ledger);
-  parts.repo = std::make_unique<FakeRepo>(FileMap{{"a", "b"}});
-  LoopDirectory loop(std::move(parts));
+  ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer,
+                                 &err))
+      << err;
+  FixtureOptions options;
+  options.experiments = 3;
+  FixtureSummary summary;
+  ASSERT_TRUE(WriteLoopFixture(dir.string(), writer.get(), options, &summary, &err)) << err;
+  Experiment gone;
+  gone.id = 4;
+  gone.phase = Phase::kDone;
+  gone.status = Status::kDiscard;
+  gone.parent_commit = summary.incumbent;
+  gone.candidate_commit = "89abcdef0123456789abcdef0123456789abcdef";
+  ASSERT_TRUE(writer->InsertExperiment(gone, &err)) << err;
+
+  std::unique_ptr<LoopDirectory> loop;
+  ASSERT_TRUE(OpenLoopDirectory(dir.string(), &loop, &err)) << err;
   ExperimentDetail detail;
-  ASSERT_TRUE(loop.LoadDetail(1, &detail, &err)) << err;
+  ASSERT_TRUE(loop->LoadDetail(2, &detail, &err)) << err;
+  EXPECT_TRUE(detail.diff_error.empty()) << detail.diff_error;
+  EXPECT_NE(detail.diff.find("train.cfg"), std::string::npos) << detail.diff;
+  EXPECT_NE(detail.diff.find("+lr = "), std::string::npos) << detail.diff;
+
+  ASSERT_TRUE(loop->LoadDetail(4, &detail, &err)) << err;
   EXPECT_TRUE(detail.diff.empty());
-  EXPECT_NE(detail.diff_error.find("is not in the repository"), std::string::npos)
+  EXPECT_NE(detail.diff_error.find("89abcdef01 is not in the repository"), std::string::npos)
       << detail.diff_error;
+  EXPECT_FALSE(loop->LoadDetail(5, &detail, &err));
+  fs::remove_all(dir);
 }
 
 }  // namespace
