@@ -128,9 +128,12 @@ bool Engine::Propose(Experiment* exp, bool* finished, std::string* err) {
   *finished = true;
   if (CancelRequested())
     return Finish(exp, Status::kInterrupted, "stopped by the user during the proposal", err);
-  if (proposal.outcome == Proposal::Outcome::kFailed)
+  if (proposal.outcome == Proposal::Outcome::kFailed) {
+    if (proposal.stop_loop && stop_reason_.empty())
+      stop_reason_ = "the proposer cannot go on: " + OneLine(proposal.reason);
     return Finish(exp, Status::kProposeFailed,
                   proposal.reason.empty() ? "the proposer failed" : OneLine(proposal.reason), err);
+  }
 
   std::vector<FileChange> changes;
   if (!deps_.repo->Changes(exp->parent_commit, &changes, err)) return false;
@@ -151,6 +154,9 @@ bool Engine::Propose(Experiment* exp, bool* finished, std::string* err) {
     if (!deps_.repo->Diff(exp->parent_commit, exp->candidate_commit, &candidate.diff, err))
       return false;
     CandidateVerdict verdict = deps_.hooks->OnCandidate(view, candidate);
+    exp->usage.input_tokens += verdict.usage.input_tokens;
+    exp->usage.output_tokens += verdict.usage.output_tokens;
+    exp->usage.cost_usd += verdict.usage.cost_usd;
     if (verdict.veto) return Finish(exp, Status::kRejected, OneLine(verdict.reason), err);
     if (!verdict.rewritten_params_json.empty()) {
       std::string why;

@@ -56,16 +56,22 @@ Guidance HookSet::BeforePropose(const LoopView& view) {
 
 CandidateVerdict HookSet::OnCandidate(const LoopView& view, const CandidateView& candidate) {
   CandidateVerdict result;
+  Usage spent;  // by every mechanism called, vetoing or not
   for (const auto& m : mechanisms_) {
     if (!Implements(*m, Hook::kOnCandidate)) continue;
     Count(*m, Hook::kOnCandidate);
     CandidateVerdict verdict = m->OnCandidate(view, candidate);
+    spent.input_tokens += verdict.usage.input_tokens;
+    spent.output_tokens += verdict.usage.output_tokens;
+    spent.cost_usd += verdict.usage.cost_usd;
     if (verdict.veto) {
       if (verdict.reason.empty()) verdict.reason = "vetoed by " + m->name();
+      verdict.usage = spent;
       return verdict;
     }
     if (!verdict.rewritten_params_json.empty()) result = verdict;
   }
+  result.usage = spent;
   return result;
 }
 

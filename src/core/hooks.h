@@ -44,6 +44,7 @@ struct CandidateVerdict {
   bool veto = false;       // reject: status `rejected`, not run
   std::string reason;
   std::string rewritten_params_json;  // non-empty: the proposer re-applies these
+  Usage usage;  // tokens and cost the mechanism spent (an LLM reviewer), added to the experiment's
 };
 
 struct AcceptVerdict {

@@ -49,6 +49,10 @@ struct Proposal {
   std::string params_json;  // parameter values (search), "" if none
   std::string reason;       // for kFailed / kNoChange
   Usage usage;              // tokens and cost, when the proposer reports them
+  /// With kFailed: the loop cannot safely go on (e.g. an agent replaced the
+  /// ledger file ratchet writes to); the engine records this experiment and
+  /// stops with `reason`.
+  bool stop_loop = false;
 };
 
 class Proposer {
