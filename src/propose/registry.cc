@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "propose/agent_proposer.h"
 #include "propose/script_proposer.h"
 
 namespace ratchet {
@@ -10,6 +11,7 @@ namespace {
 
 const std::map<std::string, ProposerFactory>& Factories() {
   static const std::map<std::string, ProposerFactory> factories = {
+      {"agent", MakeAgentProposer},
       {"script", MakeScriptProposer},
   };
   return factories;
@@ -49,12 +51,12 @@ std::unique_ptr<Proposer> CreateProposer(const std::string& kind, const LoopConf
 bool ValidateProposerSections(const LoopConfig& config, const ProposerDeps& deps,
                               std::string* err) {
   for (const auto& [kind, section] : config.propose_sections) {
+    if (kind == config.propose_kind) continue;  // CreateProposer checks it
     if (!Factories().count(kind)) {
       ConfigSection s = section;
       *err = s.Where() + ": [propose." + kind + "]: unknown proposer kind; known: " + KnownKinds();
       return false;
     }
-    if (kind == config.propose_kind) continue;
     // Built only to read and check its keys.
     if (!CreateProposer(kind, config, deps, err)) return false;
   }
