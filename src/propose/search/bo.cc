@@ -1,0 +1,162 @@
+// Model-based search with a Gaussian process: expected improvement over the
+// best posterior mean, times the chance of not failing squared. Candidates
+// come from the whole region and from steps around the best points; the best
+// few are refined by a short local search on the acquisition.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "propose/search/algorithms.h"
+#include "propose/search/gp.h"
+
+namespace ratchet {
+
+namespace {
+
+constexpr double kLogInvSqrt2Pi = -0.9189385332046727;
+
+double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// log(phi(z) + z * Phi(z)), stable for very negative z.
+double LogH(double z) {
+  if (z > -6) {
+    const double phi = std::exp(kLogInvSqrt2Pi - 0.5 * z * z);
+    return std::log(std::max(phi + z * NormalCdf(z), 1e-300));
+  }
+  const double z2 = z * z;
+  return kLogInvSqrt2Pi - 0.5 * z2 + std::log(1 / z2 - 3 / (z2 * z2) + 15 / (z2 * z2 * z2));
+}
+
+// Targets for the model: the distance above the best value, compressed by a
+// log beyond the typical spread, then standardised. Near the best the scale
+// stays linear; a diverging run does not flatten the rest of the landscape.
+std::vector<double> CompressedScores(const std::vector<double>& y) {
+  std::vector<double> sorted = y;
+  std::sort(sorted.begin(), sorted.end());
+  const double lo = sorted.front();
+  const double mid = sorted[sorted.size() / 2];
+  const double scale = mid > lo ? mid - lo : 1.0;
+  std::vector<double> z(y.size());
+  for (size_t i = 0; i < y.size(); ++i) z[i] = std::log1p((y[i] - lo) / scale);
+  double mean = 0, var = 0;
+  for (double v : z) mean += v;
+  mean /= static_cast<double>(z.size());
+  for (double v : z) var += (v - mean) * (v - mean);
+  const double sd = std::sqrt(var / static_cast<double>(z.size()));
+  for (double& v : z) v = sd > 0 ? (v - mean) / sd : 0;
+  return z;
+}
+
+struct Model {
+  const SearchContext* ctx = nullptr;
+  GaussianProcess gp;
+  std::vector<std::vector<double>> successes;  // encoded
+  std::vector<std::vector<double>> failures;   // encoded
+  double fail_prior = 0;                       // smoothed failure rate
+  double best = 0;                             // incumbent (lowest posterior mean)
+  double margin = 0;                           // EI margin from the exploration hint
+
+  // log of the acquisition: log EI + 2 log P(no failure).
+  double Score(const Point& p) const {
+    const std::vector<double> x = ctx->Encode(p);
+    double mu, var;
+    gp.Predict(x, &mu, &var);
+    const double sd = std::sqrt(var);
+    double score = std::log(sd) + LogH((best - margin - mu) / sd);
+    if (!failures.empty()) {
+      // The kernel-weighted failure rate around x, pulled towards the prior.
+      double near_failures = 0, near_all = 0;
+      for (const auto& f : failures) near_failures += gp.Correlation(x, f);
+      near_all = near_failures;
+      for (const auto& s : successes) near_all += gp.Correlation(x, s);
+      const double p_fail = (near_failures + fail_prior) / (near_all + 1);
+      score += 2 * std::log(std::max(1 - p_fail, 1e-9));
+    }
+    return score;
+  }
+};
+
+}  // namespace
+
+bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history, Rng& rng,
+               Point* out) {
+  std::vector<const Observation*> values, failures;
+  SplitObservations(history, &values, &failures);
+  if (values.size() < 3) return false;
+  Model model;
+  model.ctx = &ctx;
+  std::vector<double> y;
+  for (const Observation* o : values) {
+    model.successes.push_back(ctx.Encode(o->point));
+    y.push_back(o->value);
+  }
+  std::vector<double> z = CompressedScores(y);
+  // A failure enters the regression as the worst result seen, so the model
+  // itself slopes away from a region that crashes (the chance of failing
+  // below then keeps the search off its edge).
+  std::vector<std::vector<double>> x = model.successes;
+  const double worst = *std::max_element(z.begin(), z.end());
+  for (const Observation* f : failures) {
+    model.failures.push_back(ctx.Encode(f->point));
+    x.push_back(model.failures.back());
+    z.push_back(worst);
+  }
+  std::vector<bool> categorical(ctx.dims());
+  for (size_t i = 0; i < ctx.dims(); ++i) categorical[i] = ctx.IsChoice(i);
+  if (!model.gp.Fit(x, z, categorical)) return false;
+  model.fail_prior =
+      (static_cast<double>(failures.size()) + 1) / (static_cast<double>(history.size()) + 2);
+  const double exploration = ctx.exploration(0.5);
+  model.margin = std::max(0.0, exploration - 0.5);
+
+  // The best few points by posterior mean: the incumbent and local centres.
+  std::vector<std::pair<double, size_t>> ranked;
+  for (size_t k = 0; k < values.size(); ++k) {
+    double mu, var;
+    model.gp.Predict(model.successes[k], &mu, &var);
+    ranked.emplace_back(mu, k);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  model.best = ranked[0].first;
+  const size_t n_centres = std::min<size_t>(5, ranked.size());
+
+  const int kCandidates = 1000;
+  const int n_global = static_cast<int>(std::lround(kCandidates * exploration));
+  const size_t d = std::max<size_t>(ctx.free_dims().size(), 1);
+  std::vector<std::pair<double, Point>> scored;
+  static const double kSteps[] = {0.01, 0.03, 0.1, 0.3};
+  for (int c = 0; c < kCandidates; ++c) {
+    Point p;
+    if (c < n_global) {
+      p = ctx.RandomPoint(rng);
+    } else {
+      const Point& centre = values[ranked[rng.Below(static_cast<int>(n_centres))].second]->point;
+      const double dim_prob =
+          rng.Uniform() < 0.5 ? 1.0 : std::min(1.0, 2.0 / static_cast<double>(d));
+      p = ctx.Perturb(centre, kSteps[rng.Below(4)], dim_prob, rng);
+    }
+    if (!ctx.Admissible(p)) continue;
+    scored.emplace_back(model.Score(p), p);
+  }
+  if (scored.empty()) return false;
+  std::sort(scored.begin(), scored.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Refine the best few by hill climbing on the acquisition.
+  std::pair<double, Point> best = scored[0];
+  for (size_t k = 0; k < std::min<size_t>(5, scored.size()); ++k) {
+    std::pair<double, Point> cur = scored[k];
+    for (int step = 0; step < 30; ++step) {
+      const double s = 0.05 * std::pow(0.1, step / 30.0);
+      const Point p =
+          ctx.Perturb(cur.second, s, std::min(1.0, 1.0 / static_cast<double>(d) + 0.3), rng);
+      if (p == cur.second || !ctx.Admissible(p)) continue;
+      const double score = model.Score(p);
+      if (score > cur.first) cur = {score, p};
+    }
+    if (cur.first > best.first) best = cur;
+  }
+  *out = best.second;
+  return true;
+}
+
+}  // namespace ratchet

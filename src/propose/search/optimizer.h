@@ -1,0 +1,105 @@
+// The search algorithms behind one ask/tell API, with no files and no git,
+// so benchmarks and tests run them in-process. A suggestion is a pure
+// function of (space, options, history, hints, incumbent, salt): the state is
+// rebuilt from the history every time, so a resumed loop continues the same
+// search and the same inputs always give the same point.
+//
+// Algorithms:
+//   random  uniform over the (hinted) region.
+//   lhs     Latin hypercube designs of `init` points, one design after another.
+//   tpe     multivariate tree-structured Parzen estimator: the best ~15% of
+//           the results against the rest (failures count with the rest).
+//   local   Gaussian steps around the incumbent; the step grows after an
+//           improvement and shrinks after a miss (the 1/5 success rule).
+//   gp      Gaussian-process regression (Matern 5/2, per-parameter length
+//           scales, a Hamming distance for choices) with expected improvement,
+//           weighted by the chance of not failing.
+//   auto    (default) a Latin hypercube initial design, then gp; tpe when the
+//           gp cannot be fitted.
+// Every algorithm: proposes only points inside the space that satisfy the
+// constraints and the hints, and never a point already tried (a failed one
+// included); points near failures are avoided by tpe, gp and auto.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "propose/search/hints.h"
+#include "propose/search/space.h"
+
+namespace ratchet {
+
+enum class Algorithm { kAuto, kRandom, kLhs, kTpe, kLocal, kGp };
+const char* AlgorithmName(Algorithm algorithm);
+bool ParseAlgorithm(const std::string& name, Algorithm* out);
+
+struct SearchOptions {
+  Algorithm algorithm = Algorithm::kAuto;
+  uint64_t seed = 0;
+  /// Size of the initial design (auto, tpe, gp) and of each lhs design;
+  /// 0 = from the number of parameters.
+  int init = 0;
+};
+
+/// One tried point and what came of it. Values are minimised (the proposer
+/// negates metrics for goal = "max").
+struct Observation {
+  enum class Kind {
+    kValue,   // ran and has a value
+    kFailed,  // crashed, timed out, failed a gate or broke a metric constraint
+    kTried,   // tried without a result (vetoed, out of scope): never repeated
+  };
+  Point point;
+  Kind kind = Kind::kValue;
+  double value = 0;  // kValue
+};
+
+struct Suggestion {
+  Point point;
+  std::string method;  // "lhs 3/8", "gp", "tpe", "local step 0.12", "next (hint)"
+};
+
+class Optimizer {
+ public:
+  Optimizer(const SearchSpace* space, SearchOptions options);
+
+  /// Picks the next point. `incumbent` is the loop's current best point (the
+  /// values in the files), or null to use the best observed one; frozen
+  /// parameters keep its values and local search steps from it. `salt`
+  /// varies the random stream between rounds (the experiment id). Fails when
+  /// no admissible point is left (every point tried) or the hints are
+  /// impossible.
+  bool Suggest(const std::vector<Observation>& history, const SearchHints& hints,
+               const Point* incumbent, uint64_t salt, Suggestion* out, std::string* err) const;
+
+  /// The initial design size used for this space.
+  int InitSize() const;
+  const SearchOptions& options() const { return options_; }
+
+ private:
+  const SearchSpace* space_;
+  SearchOptions options_;
+};
+
+/// Ask/tell convenience over Optimizer for in-process use (benchmarks).
+class Study {
+ public:
+  Study(const SearchSpace* space, SearchOptions options) : optimizer_(space, options) {}
+  bool Ask(Point* point, std::string* err);
+  /// How the last point was chosen ("gp", "lhs 3/8", ...).
+  const std::string& last_method() const { return last_method_; }
+  /// Records the result of a point; nullopt means the evaluation failed.
+  void Tell(const Point& point, std::optional<double> value);
+  const std::vector<Observation>& history() const { return history_; }
+  /// The observation with the lowest value, or null if none has a value.
+  const Observation* Best() const;
+
+ private:
+  Optimizer optimizer_;
+  std::vector<Observation> history_;
+  std::string last_method_;
+};
+
+}  // namespace ratchet
