@@ -1,6 +1,8 @@
 // `ratchet status DIR`: where a loop stands, from the ledger and live.json.
 #include <signal.h>
 
+#include <cerrno>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -18,7 +20,7 @@ namespace {
 
 bool Alive(long long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
-int Status(const std::string& dir) {
+int ShowStatus(const std::string& dir) {
   LoopPaths paths;
   std::string err;
   if (!ResolveLoop(dir, &paths, &err)) return Fail(err);
@@ -111,7 +113,7 @@ void AddStatusCommand(CLI::App& app) {
       "status", "Show where the loop in DIR stands: best result, counts by status, time and "
                 "money used, mechanism calls, and what is running now");
   cmd->add_option("dir", *dir, "The loop directory")->required();
-  cmd->callback([dir] { ExitCode() = Status(*dir); });
+  cmd->callback([dir] { ExitCode() = ShowStatus(*dir); });
 }
 
 }  // namespace ratchet

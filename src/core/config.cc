@@ -188,6 +188,10 @@ void ReadPropose(ConfigSection propose, LoopConfig* c) {
     ConfigSection section = propose.Extension(key);
     if (section.present()) c->propose_sections[key] = section;
   }
+  // The chosen kind always has a section, absent or not, so its errors can
+  // name the file and [propose.<kind>].
+  if (!c->propose_sections.count(c->propose_kind))
+    c->propose_sections[c->propose_kind] = propose.Extension(c->propose_kind);
 }
 
 }  // namespace

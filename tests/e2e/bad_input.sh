@@ -8,6 +8,8 @@ files = ["x.txt"]
 [run]
 command = "echo --- ; echo score: 1"
 budget = "5s"
+[propose.script]
+command = "true"
 [metric]
 name = "score"
 goal = "min"'
@@ -41,7 +43,7 @@ make_loop() {
 }
 
 make_loop malformed "$(printf '%s\n' "$good_toml" | sed 's/^goal = "min"/goal = "min/')"
-expect_refused malformed "ratchet.toml:8:"
+expect_refused malformed "ratchet.toml:10:"
 
 make_loop unknown_key "$good_toml
 bugdet = 3"
@@ -56,6 +58,9 @@ expect_refused no_command "[run] command: missing"
 mkdir -p "$WORK/not_git"
 printf '%s\n' "$good_toml" >"$WORK/not_git/ratchet.toml"
 expect_refused not_git "is not a git repository"
+
+make_loop no_script "$(printf '%s\n' "$good_toml" | grep -v '^\[propose.script\]' | grep -v '^command = "true"')"
+expect_refused no_script "ratchet.toml: [propose.script] command: missing"
 
 make_loop dirty "$good_toml"
 echo 2 >"$WORK/dirty/x.txt"

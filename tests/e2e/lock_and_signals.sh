@@ -77,6 +77,10 @@ expect_eq "$(cat "$L/x.txt")" "9" "kept #2"
 pid=$!
 wait_until 30 started 3 || fail "#3 never started"
 kill -INT "$pid"
+# A person presses twice, not within microseconds (two signals sent at once
+# may arrive as one).
+announced() { grep -q "will stop after this experiment" "$WORK/run2.log"; }
+wait_until 10 announced || fail "first Ctrl-C not announced"
 kill -INT "$pid"
 set +e
 wait "$pid"
