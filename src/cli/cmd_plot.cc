@@ -36,8 +36,8 @@ int RunPlot(const PlotArgs& args) {
   ChartModel model = BuildChartModel(ledger.experiments, options);
   size_t kept = 0;
   for (const ChartMark& m : model.marks) kept += m.kept;
-  std::printf("ratchet plot: wrote %s (%zu experiments, %zu kept, %zu failed)\n",
-              args.out.c_str(), model.points(), kept, model.failures.size());
+  std::printf("ratchet plot: wrote %s (%zu experiments, %zu kept, %zu failed)\n", args.out.c_str(),
+              model.points(), kept, model.failures.size());
   return 0;
 }
 

@@ -47,8 +47,7 @@ void CairoPainter::FillAndStroke(Color fill, const Stroke& stroke) {
   cairo_new_path(cr_);
 }
 
-void CairoPainter::Rect(double x, double y, double w, double h, Color fill,
-                        const Stroke& stroke) {
+void CairoPainter::Rect(double x, double y, double w, double h, Color fill, const Stroke& stroke) {
   cairo_rectangle(cr_, x, y, w, h);
   FillAndStroke(fill, stroke);
 }
@@ -68,8 +67,8 @@ void CairoPainter::Circle(double cx, double cy, double r, Color fill, const Stro
   FillAndStroke(fill, stroke);
 }
 
-void CairoPainter::Cross(double cx, double cy, double r, const Stroke& stroke,
-                         const std::string&, const std::string&) {
+void CairoPainter::Cross(double cx, double cy, double r, const Stroke& stroke, const std::string&,
+                         const std::string&) {
   Polyline({{cx - r, cy - r}, {cx + r, cy + r}}, stroke);
   Polyline({{cx - r, cy + r}, {cx + r, cy - r}}, stroke);
 }

@@ -15,6 +15,10 @@ constexpr Color kTargetColor = 0x3f6fb5;
 constexpr Color kAxisColor = 0x555555;
 constexpr Color kGridColor = 0xe3e6ea;
 constexpr size_t kLabelChars = 30;
+// On a long loop only the latest keeps get a label: the chart stays readable
+// and placing them stays cheap (the page does the same on every update).
+constexpr int kLabelTries = 200;
+constexpr int kMaxLabels = 40;
 
 struct Box {
   double x0, y0, x1, y1;
@@ -249,9 +253,11 @@ void DrawChart(const ChartModel& model, double width, double height, Painter* p)
   }
   const Box plot_box{px0, py0, px1 + 1, py1};
   p->BeginGroup("labels");
+  int tries = 0, placed = 0;
   for (auto it = model.marks.rbegin(); it != model.marks.rend(); ++it) {
     const ChartMark& m = *it;
     if (!m.kept || m.description.empty()) continue;
+    if (++tries > kLabelTries || placed >= kMaxLabels) break;
     std::string text = Truncate(m.description, kLabelChars);
     const double size = 11, w = EstimateTextWidth(text, size), h = size + 2;
     const double x = X(m.id), y = Y(m.value);
@@ -267,11 +273,12 @@ void DrawChart(const ChartModel& model, double width, double height, Painter* p)
       Box box{x0, y + s.dy - size, x0 + w, y + s.dy - size + h};
       bool inside = box.x0 >= plot_box.x0 && box.x1 <= plot_box.x1 && box.y0 >= plot_box.y0 &&
                     box.y1 <= plot_box.y1;
-      if (!inside || std::any_of(taken.begin(), taken.end(),
-                                 [&](const Box& b) { return b.Overlaps(box); })) {
+      if (!inside ||
+          std::any_of(taken.begin(), taken.end(), [&](const Box& b) { return b.Overlaps(box); })) {
         continue;
       }
       taken.push_back(box);
+      ++placed;
       p->Text(x + s.dx, y + s.dy, text, TextStyle{size, kBestColor, s.anchor}, "label");
       break;
     }

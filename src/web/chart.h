@@ -57,8 +57,7 @@ bool HasChartValue(const Experiment& exp);
 /// Marks, failures and the running best for every decided experiment.
 /// Undecided experiments are left out. The y range covers the kept values,
 /// the target and the bulk of the others; far outliers are clipped.
-ChartModel BuildChartModel(const std::vector<Experiment>& experiments,
-                           const ChartOptions& options);
+ChartModel BuildChartModel(const std::vector<Experiment>& experiments, const ChartOptions& options);
 
 /// "Nice" tick values (steps of 1, 2 or 5 times a power of ten) in [lo, hi].
 std::vector<double> NiceTicks(double lo, double hi, int target_count);

@@ -101,8 +101,8 @@ TEST(ChartTest, PngIsARealImageWithKeptPoints) {
   std::filesystem::create_directories(dir);
   std::string path = (dir / "progress.png").string();
   std::string err;
-  ASSERT_TRUE(WritePlot(SmallLoop(), ChartOptions{"val_bpb", true, 0.9, ""}, path, PlotSize{},
-                        &err))
+  ASSERT_TRUE(
+      WritePlot(SmallLoop(), ChartOptions{"val_bpb", true, 0.9, ""}, path, PlotSize{}, &err))
       << err;
   cairo_surface_t* img = cairo_image_surface_create_from_png(path.c_str());
   ASSERT_EQ(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);

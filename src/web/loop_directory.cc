@@ -3,9 +3,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -128,10 +127,10 @@ void LoopDirectory::LoadDiff(const Experiment& exp, ExperimentDetail* out) {
   std::string err;
   if (!parts_.repo->Diff(exp.parent_commit, exp.candidate_commit, &out->diff, &err)) {
     out->diff.clear();
-    out->diff_error = "commit " + Short(exp.parent_commit) + " or " +
-                      Short(exp.candidate_commit) +
+    out->diff_error = "commit " + Short(exp.parent_commit) + " or " + Short(exp.candidate_commit) +
                       " is not in the repository (garbage-collected, or a fresh clone); no "
-                      "diff to show (" + err + ")";
+                      "diff to show (" +
+                      err + ")";
     return;
   }
   if (out->diff.size() > kDiffLimit) {

@@ -13,14 +13,14 @@
 namespace ratchet {
 
 struct LoopParts {
-  std::string dir;                  // the loop directory (absolute)
-  std::unique_ptr<Ledger> ledger;   // opened read-only
+  std::string dir;                 // the loop directory (absolute)
+  std::unique_ptr<Ledger> ledger;  // opened read-only
   /// A cheap fingerprint that changes whenever the ledger is written.
   std::function<std::string()> ledger_stamp;
   /// Reads live.json (present=false when there is none); `alive` is filled
   /// in by LoopDirectory.
   std::function<LiveView()> read_live;
-  std::unique_ptr<Repo> repo;       // null when the directory is not a git repository
+  std::unique_ptr<Repo> repo;  // null when the directory is not a git repository
   LoopSettings settings;
 };
 

@@ -85,8 +85,8 @@ bool OpenLoopDirectory(const std::string& dir, std::unique_ptr<LoopDirectory>* o
                        std::string* err) {
   const std::string db = dir + "/.ratchet/ledger.db";
   if (access(db.c_str(), F_OK) != 0) {
-    *err = dir + " has no ledger yet (.ratchet/ledger.db): `ratchet run " + dir +
-           "` starts the loop";
+    *err =
+        dir + " has no ledger yet (.ratchet/ledger.db): `ratchet run " + dir + "` starts the loop";
     return false;
   }
   std::unique_ptr<SqliteLedger> ledger;

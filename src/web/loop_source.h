@@ -56,7 +56,7 @@ struct ExperimentDetail {
   std::string diff;        // unified diff parent..candidate
   std::string diff_error;  // why there is no diff (e.g. the commit is gone)
   bool diff_truncated = false;
-  std::string log;         // the tail of the main run log
+  std::string log;  // the tail of the main run log
   std::string log_error;
   bool log_truncated = false;
 };

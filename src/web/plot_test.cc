@@ -31,8 +31,8 @@ TEST(PlotTest, RecordedLoop) {
   FixtureSummary summary;
   {
     std::unique_ptr<SqliteLedger> writer;
-    ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false,
-                                   &writer, &err))
+    ASSERT_TRUE(
+        SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
         << err;
     FixtureOptions options;
     options.git = false;
@@ -64,8 +64,8 @@ TEST(PlotTest, RecordedLoop) {
         << "#" << e.id << " " << e.description;
   }
   EXPECT_NE(svg.find(">target</text>"), std::string::npos);
-  ASSERT_TRUE(WritePlot(ledger.experiments, options, (dir / "progress.png").string(), PlotSize{},
-                        &err))
+  ASSERT_TRUE(
+      WritePlot(ledger.experiments, options, (dir / "progress.png").string(), PlotSize{}, &err))
       << err;
   EXPECT_GT(fs::file_size(dir / "progress.png"), 10000u);
   fs::remove_all(dir);

@@ -13,13 +13,24 @@ namespace ratchet {
 namespace {
 
 double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Sends `body` as is. A body set with set_content() is compressed by
+// cpp-httplib whenever the client accepts gzip or brotli, which costs
+// seconds on a large state and buys nothing on loopback; a content
+// provider of known length is sent uncompressed.
+void SendBody(httplib::Response& res, std::string body, const char* type) {
+  auto data = std::make_shared<const std::string>(std::move(body));
+  res.set_content_provider(data->size(), type,
+                           [data](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(data->data() + offset, length);
+                           });
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(nlohmann::json({{"error", message}}).dump(), "application/json");
+  SendBody(res, nlohmann::json({{"error", message}}).dump(), "application/json");
 }
 
 // Percent-encodes a token for a query string.
@@ -44,6 +55,7 @@ struct DashboardServer::Snapshot {
   long long ledger_version = 0;
   long long live_version = 0;
   LedgerView ledger;
+  std::string all_rows;  // StateRowsMembers(.., 1): what a first load asks for
   LiveView live;
   std::string ledger_error;  // the last load failed: shown, previous rows kept
 };
@@ -63,10 +75,12 @@ void DashboardServer::PollOnce() {
   std::string ledger_stamp, live_stamp;
   LedgerView ledger;
   LiveView live;
-  std::string err;
+  std::string err, all_rows;
+  LoopSettings settings;
   bool ledger_changed = false, live_changed = false, load_ok = true;
   {
     std::lock_guard<std::mutex> lock(source_mu_);
+    settings = source_->Settings();
     ledger_stamp = source_->LedgerStamp();
     live_stamp = source_->LiveStamp();
     ledger_changed = ledger_stamp != ledger_stamp_ || !snapshot_;
@@ -75,11 +89,14 @@ void DashboardServer::PollOnce() {
     if (live_changed) live = source_->LoadLive();
   }
   if (!ledger_changed && !live_changed) return;
+  // Serialised once per change, not once per page load.
+  if (ledger_changed && load_ok) all_rows = StateRowsMembers(settings, ledger, 1);
   std::lock_guard<std::mutex> lock(mu_);
   auto next = snapshot_ ? std::make_shared<Snapshot>(*snapshot_) : std::make_shared<Snapshot>();
   if (ledger_changed) {
     if (load_ok) {
       next->ledger = std::move(ledger);
+      next->all_rows = std::move(all_rows);
       next->ledger_error.clear();
       ledger_stamp_ = ledger_stamp;
     } else {
@@ -163,9 +180,10 @@ void DashboardServer::Route() {
       std::lock_guard<std::mutex> lock(source_mu_);
       settings = source_->Settings();
     }
-    res.set_content(StateJson(settings, snap->ledger, snap->live, snap->ledger_version, from,
-                              WallNow()),
-                    "application/json");
+    SendBody(res,
+             StateJson(settings, snap->ledger, snap->live, snap->ledger_version, from, WallNow(),
+                       from == 1 ? snap->all_rows : std::string()),
+             "application/json");
   });
 
   http.Get(R"(/api/experiment/(\d{1,9}))",
@@ -179,7 +197,7 @@ void DashboardServer::Route() {
                ok = source_->LoadDetail(id, &detail, &err);
              }
              if (!ok) return SendError(res, 404, err);
-             res.set_content(DetailJson(detail), "application/json");
+             SendBody(res, DetailJson(detail), "application/json");
            });
 
   http.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
@@ -204,8 +222,8 @@ void DashboardServer::Route() {
               return stopping_ || snapshot_->ledger_version != *seen_ledger ||
                      snapshot_->live_version != *seen_live;
             };
-            bool woke = changed_.wait_for(
-                lock, std::chrono::duration<double>(options_.keepalive_s), fresh);
+            bool woke =
+                changed_.wait_for(lock, std::chrono::duration<double>(options_.keepalive_s), fresh);
             if (stopping_) return false;
             if (!woke) {
               // A comment line: keeps proxies open and notices gone clients.
@@ -243,7 +261,7 @@ void DashboardServer::Route() {
       std::string q = options_.token.empty() ? "" : "?token=" + UrlEncode(options_.token);
       for (size_t at; (at = body.find("{{Q}}")) != std::string::npos;) body.replace(at, 5, q);
     }
-    res.set_content(body, std::string(asset->content_type).c_str());
+    SendBody(res, std::move(body), std::string(asset->content_type).c_str());
   });
 }
 

@@ -32,9 +32,9 @@ struct ServeOptions {
   /// Required for a non-loopback host. When set, every request must carry it
   /// as `Authorization: Bearer TOKEN` or as the query parameter `token=TOKEN`.
   std::string token;
-  double poll_s = 0.25;       // how often the ledger and live.json are checked
-  double keepalive_s = 10;    // SSE comment interval (also notices gone clients)
-  int max_streams = 16;       // concurrent SSE clients
+  double poll_s = 0.25;     // how often the ledger and live.json are checked
+  double keepalive_s = 10;  // SSE comment interval (also notices gone clients)
+  int max_streams = 16;     // concurrent SSE clients
 };
 
 class DashboardServer {

@@ -29,14 +29,15 @@ std::string Slurp(const fs::path& path) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ratchet_web_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("ratchet_web_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / ".ratchet");
     // The test plays `ratchet run`: the writer of a real SQLite ledger.
     std::string err;
-    ASSERT_TRUE(SqliteLedger::Open((dir_ / ".ratchet" / "ledger.db").string(), true, false,
-                                   &writer_, &err))
+    ASSERT_TRUE(
+        SqliteLedger::Open((dir_ / ".ratchet" / "ledger.db").string(), true, false, &writer_, &err))
         << err;
     FixtureOptions options;
     options.git = false;
@@ -76,13 +77,23 @@ TEST_F(ServerTest, ServesThePageAndState) {
   RawResponse state = RawGet(port_, "/api/state");
   ASSERT_EQ(state.status, 200) << state.body;
   auto j = nlohmann::json::parse(state.body);
-  EXPECT_EQ(j["rows"].size(), 30u);
+  EXPECT_EQ(j["n"], 30);
+  EXPECT_EQ(j["cols"]["id"].size(), 30u);
+  EXPECT_EQ(j["cols"]["metrics"][0].size(), 30u);
+  EXPECT_EQ(j["metric_names"][0], "val_bpb");
   EXPECT_EQ(j["loop"]["metric"], "val_bpb");
   EXPECT_EQ(j["loop"]["target"], 0.9);
-  EXPECT_EQ(j["rows"][0][0], 1);
+  EXPECT_EQ(j["cols"]["id"][0], 1);
+  EXPECT_EQ(j["cols"]["desc"][0], "baseline");
+  EXPECT_EQ(j["statuses"][j["cols"]["status"][0].get<int>()], "keep");
   auto part = nlohmann::json::parse(RawGet(port_, "/api/state?from=29").body);
-  EXPECT_EQ(part["rows"].size(), 2u);
+  EXPECT_EQ(part["n"], 2);
+  EXPECT_EQ(part["cols"]["id"][0], 29);
   EXPECT_EQ(RawGet(port_, "/api/state?from=abc").status, 400);
+  // Never compressed: on loopback it only costs time (seconds for a big loop).
+  RawResponse plain = RawGet(port_, "/api/state", "Accept-Encoding: gzip, deflate, br\r\n");
+  EXPECT_EQ(plain.head.find("Content-Encoding"), std::string::npos) << plain.head;
+  EXPECT_EQ(nlohmann::json::parse(plain.body)["n"], 30);
 
   RawResponse detail = RawGet(port_, "/api/experiment/2");
   ASSERT_EQ(detail.status, 200) << detail.body;
@@ -117,10 +128,10 @@ TEST_F(ServerTest, NoRequestWritesTheLedger) {
   ASSERT_GT(before.size(), 4096u);
   for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
     for (const char* target : {"/", "/api/state", "/api/experiment/1", "/api/events"}) {
-      RawResponse res = RawRequest(
-          port_, std::string(method) + " " + target +
-                     " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
-                     "Content-Type: application/json\r\nConnection: close\r\n\r\n{}");
+      RawResponse res =
+          RawRequest(port_, std::string(method) + " " + target +
+                                " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
+                                "Content-Type: application/json\r\nConnection: close\r\n\r\n{}");
       EXPECT_GE(res.status, 400) << method << " " << target;
     }
   }
@@ -184,8 +195,8 @@ TEST_F(ServerTest, EventsFollowTheLedgerAndLiveStatus) {
   at = events.WaitFor("event: ledger\ndata: {\"version\":", at, 5);
   ASSERT_NE(at, std::string::npos) << events.text();
   auto j = nlohmann::json::parse(RawGet(port_, "/api/state?from=31").body);
-  ASSERT_EQ(j["rows"].size(), 1u);
-  EXPECT_EQ(j["rows"][0][4], "appended");
+  ASSERT_EQ(j["n"], 1);
+  EXPECT_EQ(j["cols"]["desc"][0], "appended");
 
   ASSERT_TRUE(WriteFixtureLive(dir_.string(), getpid(), 32, "running", 12, "step 5", &err));
   at = events.WaitFor("\"experiment_id\":32", at, 5);
@@ -215,8 +226,8 @@ TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
   fs::create_directories(dir / ".ratchet");
   std::unique_ptr<SqliteLedger> writer;
   std::string err;
-  ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer,
-                                 &err))
+  ASSERT_TRUE(
+      SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
       << err;
   FixtureOptions options;
   options.experiments = 3;

@@ -36,10 +36,18 @@ std::string XmlEscape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
         // Control characters other than tab/newline are not allowed in XML.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
@@ -80,17 +88,17 @@ void SvgPainter::Polyline(const std::vector<Point2>& points, const Stroke& strok
 
 void SvgPainter::Circle(double cx, double cy, double r, Color fill, const Stroke& stroke,
                         const std::string& css_class, const std::string& title) {
-  out_ += "<circle class=\"" + XmlEscape(css_class) + "\" cx=\"" + Num(cx) + "\" cy=\"" +
-          Num(cy) + "\" r=\"" + Num(r) + "\" fill=\"" + Hex(fill) + "\"" + StrokeAttrs(stroke) +
-          ">" + TitleElement(title) + "</circle>\n";
+  out_ += "<circle class=\"" + XmlEscape(css_class) + "\" cx=\"" + Num(cx) + "\" cy=\"" + Num(cy) +
+          "\" r=\"" + Num(r) + "\" fill=\"" + Hex(fill) + "\"" + StrokeAttrs(stroke) + ">" +
+          TitleElement(title) + "</circle>\n";
 }
 
 void SvgPainter::Cross(double cx, double cy, double r, const Stroke& stroke,
                        const std::string& css_class, const std::string& title) {
-  out_ += "<path class=\"" + XmlEscape(css_class) + "\" d=\"M" + Num(cx - r) + " " +
-          Num(cy - r) + " L" + Num(cx + r) + " " + Num(cy + r) + " M" + Num(cx - r) + " " +
-          Num(cy + r) + " L" + Num(cx + r) + " " + Num(cy - r) + "\" fill=\"none\"" +
-          StrokeAttrs(stroke) + ">" + TitleElement(title) + "</path>\n";
+  out_ += "<path class=\"" + XmlEscape(css_class) + "\" d=\"M" + Num(cx - r) + " " + Num(cy - r) +
+          " L" + Num(cx + r) + " " + Num(cy + r) + " M" + Num(cx - r) + " " + Num(cy + r) + " L" +
+          Num(cx + r) + " " + Num(cy - r) + "\" fill=\"none\"" + StrokeAttrs(stroke) + ">" +
+          TitleElement(title) + "</path>\n";
 }
 
 void SvgPainter::Text(double x, double y, const std::string& text, const TextStyle& style,
@@ -100,8 +108,8 @@ void SvgPainter::Text(double x, double y, const std::string& text, const TextSty
                                                                     : "end";
   out_ += "<text class=\"" + XmlEscape(css_class) + "\" x=\"" + Num(x) + "\" y=\"" + Num(y) +
           "\" font-size=\"" + Num(style.size) + "\" fill=\"" + Hex(style.color) +
-          "\" text-anchor=\"" + anchor + "\"" + (style.bold ? " font-weight=\"bold\"" : "") +
-          ">" + XmlEscape(text) + "</text>\n";
+          "\" text-anchor=\"" + anchor + "\"" + (style.bold ? " font-weight=\"bold\"" : "") + ">" +
+          XmlEscape(text) + "</text>\n";
 }
 
 std::string SvgPainter::Finish() { return out_ + "</svg>\n"; }

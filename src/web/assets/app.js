@@ -14,6 +14,8 @@
   const VALUE_STATUSES = new Set(['keep', 'discard', 'gate_failed', 'pruned']);
   const PAGE = 100;
   const LABEL_CHARS = 30;
+  const LABEL_TRIES = 200;  // as in chart.cc: only the latest keeps are labelled
+  const MAX_LABELS = 40;
 
   let loop = {};
   let sessions = [];
@@ -40,8 +42,6 @@
     live = state.live;
     skew = state.now - Date.now() / 1000;
     version = state.version;
-    const col = {};
-    state.cols.forEach((name, i) => { col[name] = i; });
     for (const name of state.metric_names) {
       if (!metricNames.includes(name)) metricNames.push(name);
     }
@@ -50,14 +50,18 @@
       metricNames = [primary].concat(metricNames.filter((n) => n !== primary));
     }
     rows = rows.filter((r) => r.id < state.from);
-    for (const a of state.rows) {
+    const c = state.cols;
+    const names = state.metric_names;
+    for (let i = 0; i < state.n; i++) {
       const m = {};
-      const values = a[col.metrics];
-      state.metric_names.forEach((name, j) => { if (values[j] !== null) m[name] = values[j]; });
+      for (let j = 0; j < names.length; j++) {
+        const v = c.metrics[j][i];
+        if (v !== null) m[names[j]] = v;
+      }
       rows.push({
-        id: a[col.id], phase: a[col.phase], status: a[col.status], metric: a[col.metric],
-        desc: a[col.desc], start: a[col.start], end: a[col.end], dur: a[col.dur],
-        cost: a[col.cost], baseline: a[col.baseline] === 1, m: m,
+        id: c.id[i], phase: state.phases[c.phase[i]], status: state.statuses[c.status[i]],
+        metric: c.metric[i], desc: c.desc[i], start: c.start[i], dur: c.dur[i],
+        cost: c.cost[i], baseline: c.baseline[i] === 1, m: m,
       });
     }
   }
@@ -74,7 +78,9 @@
     if (loading) { again = true; return loading; }
     loading = (async () => {
       try {
-        ingest(await fetchJson('/api/state?from=' + (full ? 1 : firstOpen())));
+        const state = await fetchJson('/api/state?from=' + (full ? 1 : firstOpen()));
+        performance.mark('ratchet-state');
+        ingest(state);
         renderAll();
       } catch (e) {
         setConn('error: ' + e.message, 'bad');
@@ -124,10 +130,12 @@
     if (s < 3600) return Math.floor(s / 60) + 'm ' + String(Math.round(s % 60)).padStart(2, '0') + 's';
     return Math.floor(s / 3600) + 'h ' + String(Math.floor((s % 3600) / 60)).padStart(2, '0') + 'm';
   }
+  // One formatter: toLocaleString() with options builds a new one per call
+  // (milliseconds each).
+  const timeFormat = new Intl.DateTimeFormat(undefined,
+    { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
   function fmtTime(t) {
-    if (!t) return '';
-    const d = new Date(t * 1000);
-    return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+    return t ? timeFormat.format(new Date(t * 1000)) : '';
   }
   function truncate(s, n) {
     const chars = Array.from(s);
@@ -210,7 +218,7 @@
       return py1 - (v - model.yLo) / (model.yHi - model.yLo) * (py1 - py0);
     };
     geom = { X, Y, bandY, px0, px1, py0, py1, width, height };
-    const f = (v) => v.toFixed(1);
+    const f = (v) => Math.round(v * 10) / 10;
     const out = [];
     out.push(`<svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-size="11">`);
     const metric = loop.metric || 'metric';
@@ -270,9 +278,11 @@
     }
     const spots = [[8, -8, 's'], [8, 16, 's'], [-8, -8, 'e'], [-8, 16, 'e'], [8, -22, 's'], [-8, 30, 'e']];
     out.push('<g class="labels">');
+    let tries = 0, placed = 0;
     for (let i = model.marks.length - 1; i >= 0; i--) {
       const mk = model.marks[i];
       if (!mk.kept || !mk.row.desc) continue;
+      if (++tries > LABEL_TRIES || placed >= MAX_LABELS) break;
       const text = truncate(mk.row.desc, LABEL_CHARS);
       const size = 11, w = textWidth(text, size), h = size + 2;
       const x = X(mk.id), y = Y(mk.value);
@@ -282,6 +292,7 @@
         if (b[0] < px0 || b[2] > px1 + 1 || b[1] < py0 || b[3] > py1) continue;
         if (taken.some((t) => b[0] < t[2] && t[0] < b[2] && b[1] < t[3] && t[1] < b[3])) continue;
         taken.push(b);
+        placed++;
         out.push(`<text class="label" data-id="${mk.id}" x="${f(x + dx)}" y="${f(y + dy)}" fill="#1b5e20" text-anchor="${anchor === 's' ? 'start' : 'end'}">${esc(text)}</text>`);
         break;
       }
@@ -542,9 +553,11 @@
     $('loop-name').textContent = loop.name || '';
     document.title = 'ratchet \u2014 ' + (loop.name || '');
     drawChart();
+    performance.mark('ratchet-chart');
     renderNow();
     renderStats();
     renderTable();
+    performance.mark('ratchet-table');
     document.body.dataset.version = String(version);
     document.body.dataset.rows = String(rows.length);
     if (!document.body.dataset.ready) {

@@ -16,17 +16,28 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kIdeas[] = {
-    "raise learning rate to 3e-3",   "warmdown over the last 40%",  "add QK-norm scale",
-    "wider MLP (4x -> 5x)",          "drop weight decay on norms",  "rotary base 50000",
-    "batch 48 instead of 32",        "GELU -> ReLU^2",              "untie embeddings",
-    "muon momentum 0.97",            "shorter warmup",              "value residual",
-    "fewer heads, wider head dim",   "z-loss 1e-4",                 "logit soft-capping at 30",
-    "depth 10, width 640",           "fused attention kernel",      "cosine schedule",
+    "raise learning rate to 3e-3",
+    "warmdown over the last 40%",
+    "add QK-norm scale",
+    "wider MLP (4x -> 5x)",
+    "drop weight decay on norms",
+    "rotary base 50000",
+    "batch 48 instead of 32",
+    "GELU -> ReLU^2",
+    "untie embeddings",
+    "muon momentum 0.97",
+    "shorter warmup",
+    "value residual",
+    "fewer heads, wider head dim",
+    "z-loss 1e-4",
+    "logit soft-capping at 30",
+    "depth 10, width 640",
+    "fused attention kernel",
+    "cosine schedule",
 };
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 bool WriteText(const fs::path& path, const std::string& text, std::string* err) {
@@ -42,8 +53,7 @@ bool WriteText(const fs::path& path, const std::string& text, std::string* err) 
 
 // Runs git in `dir`; the first output line goes to *out.
 bool Git(const std::string& dir, const std::string& args, std::string* out, std::string* err) {
-  std::string cmd = "git -C '" + dir + "' -c user.name=fixture -c user.email=f@x " + args +
-                    " 2>&1";
+  std::string cmd = "git -C '" + dir + "' -c user.name=fixture -c user.email=f@x " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {
     *err = "cannot run git";
@@ -111,8 +121,9 @@ bool Record(Writer& w, Experiment exp, bool logs, std::string* err) {
   w.clock = exp.finished_at + 1;
   exp.proposer = "script";
   exp.log_path = ".ratchet/runs/" + std::to_string(exp.id) + "/run.log";
-  if (exp.metric) exp.metrics = {{"val_bpb", *exp.metric}, {"training_seconds", 60.0},
-                                 {"peak_mem_mb", 5000.0 + exp.id}};
+  if (exp.metric)
+    exp.metrics = {
+        {"val_bpb", *exp.metric}, {"training_seconds", 60.0}, {"peak_mem_mb", 5000.0 + exp.id}};
   Experiment proposing = exp;
   proposing.phase = Phase::kProposing;
   proposing.status = Status::kNone;

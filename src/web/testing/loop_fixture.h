@@ -11,17 +11,17 @@
 namespace ratchet {
 
 struct FixtureOptions {
-  int experiments = 30;    // including the baseline (id 1)
-  bool git = true;         // commit every candidate in a real git repository
-  bool logs = true;        // write .ratchet/runs/<id>/run.log
+  int experiments = 30;  // including the baseline (id 1)
+  bool git = true;       // commit every candidate in a real git repository
+  bool logs = true;      // write .ratchet/runs/<id>/run.log
   uint64_t seed = 1;
-  double target = 0.9;     // [stop] target in ratchet.toml
+  double target = 0.9;  // [stop] target in ratchet.toml
 };
 
 struct FixtureSummary {
   int experiments = 0;
-  int kept = 0;       // status keep, the baseline included
-  int failed = 0;     // without a chart value (crash, timeout)
+  int kept = 0;           // status keep, the baseline included
+  int failed = 0;         // without a chart value (crash, timeout)
   std::string incumbent;  // the branch head (git) or ""
 };
 

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ratchet_web_fixture: %s\n", err.c_str());
     return 1;
   }
-  std::printf("{\"experiments\":%d,\"kept\":%d,\"failed\":%d}\n", summary.experiments,
-              summary.kept, summary.failed);
+  std::printf("{\"experiments\":%d,\"kept\":%d,\"failed\":%d}\n", summary.experiments, summary.kept,
+              summary.failed);
   return 0;
 }

@@ -74,9 +74,8 @@ RawResponse RawRequest(int port, const std::string& request, double timeout_s) {
 }
 
 RawResponse RawGet(int port, const std::string& target, const std::string& extra_headers) {
-  return RawRequest(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" +
-                              std::to_string(port) + "\r\n" + extra_headers +
-                              "Connection: close\r\n\r\n");
+  return RawRequest(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                              "\r\n" + extra_headers + "Connection: close\r\n\r\n");
 }
 
 EventStream::EventStream(int port, const std::string& target) {
