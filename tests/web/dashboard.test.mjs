@@ -96,6 +96,19 @@ test('a click shows the diff, the metrics and the log', async () => {
   await page.locator('#status-filter').selectOption('');
 });
 
+test('the table sorts by a column and filters by text', async () => {
+  await page.locator('th[data-key="m:val_bpb"]').click();
+  const first = await page.locator('#rows tr').first().locator('td').nth(2).textContent();
+  const values = await page.$$eval('#rows tr', (trs) =>
+    trs.map((tr) => parseFloat(tr.children[2].textContent)).filter((v) => !Number.isNaN(v)));
+  assert.equal(Number(first), Math.min(...values), 'ascending by val_bpb');
+  await page.locator('#filter').fill('baseline');
+  assert.equal(await page.locator('#rows tr').count(), 1);
+  await page.locator('#filter').fill('');
+  await page.locator('th[data-key="id"]').click();  // back to newest first
+  await page.locator('th[data-key="id"]').click();
+});
+
 test('an appended experiment and the live status appear without a reload', async () => {
   await page.evaluate(() => { window.__noReload = true; });
   fixture('--append', 'appended by the e2e test', '--metric', '0.5');

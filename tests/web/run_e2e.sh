@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The dashboard's browser end-to-end test (Playwright + Debian's chromium).
 #   tests/web/run_e2e.sh BUILD/ratchet BUILD/src/web/ratchet_web_fixture
-# Needs `scripts/install-deps build web` and the npm registry for the first
-# `npm ci` (node_modules is kept in tests/web/, git-ignored). The screenshot
+# Needs `scripts/install-deps build web` and, the first time, the npm
+# registry for ./setup (`npm ci`; node_modules is kept in tests/web/). The screenshot
 # goes to test-artifacts/dashboard.png (or $RATCHET_ARTIFACTS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,8 +16,5 @@ for tool in node npm /usr/bin/chromium; do
     { echo "run_e2e: $tool is missing (scripts/install-deps build web)" >&2; exit 1; }
 done
 cd "$here"
-if [ ! -f node_modules/playwright-core/package.json ] ||
-   [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+./setup
 exec node --test --test-reporter=spec dashboard.test.mjs
