@@ -310,12 +310,10 @@ bool GitRepo::CommitWorktree(const std::string& parent, const std::string& messa
   git_index* raw_index = nullptr;
   if (!FreshIndex(&raw_index, err)) return false;
   IndexPtr index(raw_index);
-  // add_all stages new and modified files (skipping ignored untracked ones),
-  // update_all drops the deleted ones: together, `git add -A`.
-  if (git_index_add_all(raw_index, nullptr, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr) != 0 ||
-      git_index_update_all(raw_index, nullptr, nullptr, nullptr) != 0) {
+  // As `git add -A`: new and modified files are staged (untracked ignored ones
+  // skipped), and entries whose file is gone are removed.
+  if (git_index_add_all(raw_index, nullptr, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr) != 0)
     return Fail("cannot stage the working tree of " + dir_, err);
-  }
   git_oid tree_id;
   if (git_index_write_tree(&tree_id, raw_index) != 0)
     return Fail("cannot write the tree of the working tree", err);
