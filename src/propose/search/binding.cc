@@ -511,6 +511,22 @@ bool WriteAtomically(const std::string& path, const std::string& content, std::s
   return true;
 }
 
+}  // namespace
+
+FileReader DirectoryReader(const std::string& dir) {
+  return [dir](const std::string& rel, std::string* content, std::string* err) {
+    return ReadWhole(dir + "/" + rel, content, err);
+  };
+}
+
+FileWriter DirectoryWriter(const std::string& dir) {
+  return [dir](const std::string& rel, const std::string& content, std::string* err) {
+    return WriteAtomically(dir + "/" + rel, content, err);
+  };
+}
+
+namespace {
+
 bool SafeRelative(const std::string& rel) {
   if (rel.empty() || rel[0] == '/') return false;
   for (const auto& part : std::filesystem::path(rel)) {
@@ -521,11 +537,10 @@ bool SafeRelative(const std::string& rel) {
 
 }  // namespace
 
-bool Binding::Load(const SearchSpace& space, const std::string& dir, Binding* out,
+bool Binding::Load(const SearchSpace& space, const FileReader& read, Binding* out,
                    std::string* err) {
   *out = Binding();
   out->space_ = &space;
-  out->dir_ = dir;
   out->current_.assign(space.size(), 0);
   for (size_t i = 0; i < space.size(); ++i) {
     const ParamSpec& p = space.param(i);
@@ -538,7 +553,7 @@ bool Binding::Load(const SearchSpace& space, const std::string& dir, Binding* ou
     File& f = it->second;
     if (inserted) {
       f.syntax = SyntaxForPath(p.file);
-      if (!ReadWhole(dir + "/" + p.file, &f.content, err)) {
+      if (!read(p.file, &f.content, err)) {
         *err = "parameter '" + p.name + "': " + *err;
         return false;
       }
@@ -554,7 +569,8 @@ bool Binding::Load(const SearchSpace& space, const std::string& dir, Binding* ou
   return true;
 }
 
-bool Binding::Write(const Point& point, std::vector<std::string>* changed, std::string* err) {
+bool Binding::Write(const Point& point, const FileWriter& write, std::vector<std::string>* changed,
+                    std::string* err) {
   for (auto& [rel, f] : files_) {
     std::vector<std::pair<BoundLiteral, std::string>> edits;
     for (const Slot& s : f.slots) {
@@ -564,7 +580,7 @@ bool Binding::Write(const Point& point, std::vector<std::string>* changed, std::
     }
     if (edits.empty()) continue;
     std::string content = ReplaceLiterals(f.content, edits);
-    if (!WriteAtomically(dir_ + "/" + rel, content, err)) return false;
+    if (!write(rel, content, err)) return false;
     f.content = std::move(content);
     // Offsets moved: find the literals again in the new content.
     for (Slot& s : f.slots) {

@@ -15,6 +15,7 @@
 // (true/false; True/False in Python), and in plain files a bare word.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,21 +58,32 @@ bool LiteralToValue(const SearchSpace& space, size_t i, const BoundLiteral& lite
 std::string ValueToLiteral(const SearchSpace& space, size_t i, double value,
                            const BoundLiteral& existing, Syntax syntax);
 
-/// Every parameter of a space bound to its file under one directory.
+/// Reads or writes a file by its path relative to the loop directory.
+using FileReader =
+    std::function<bool(const std::string& rel, std::string* content, std::string* err)>;
+using FileWriter =
+    std::function<bool(const std::string& rel, const std::string& content, std::string* err)>;
+/// Plain file access under `dir`; writes replace the file atomically
+/// (temporary file and rename, permissions kept).
+FileReader DirectoryReader(const std::string& dir);
+FileWriter DirectoryWriter(const std::string& dir);
+
+/// Every parameter of a space bound to its file.
 class Binding {
  public:
-  /// Reads each parameter's file under `dir`, finds its constant and reads
-  /// the current point. Any missing, repeated or ill-typed constant fails.
-  static bool Load(const SearchSpace& space, const std::string& dir, Binding* out,
+  /// Reads each parameter's file, finds its constant and reads the current
+  /// point. Any missing, repeated or ill-typed constant fails.
+  static bool Load(const SearchSpace& space, const FileReader& read, Binding* out,
                    std::string* err);
 
   /// The values in the files when loaded (the incumbent's point).
   const Point& current() const { return current_; }
 
   /// Rewrites the literals of every parameter whose value differs from
-  /// current(); each changed file is replaced atomically. `changed` (may be
-  /// null) receives the relative paths written.
-  bool Write(const Point& point, std::vector<std::string>* changed, std::string* err);
+  /// current(), one write per changed file. `changed` (may be null)
+  /// receives the relative paths written.
+  bool Write(const Point& point, const FileWriter& write, std::vector<std::string>* changed,
+             std::string* err);
 
  private:
   struct Slot {
@@ -84,7 +96,6 @@ class Binding {
     std::vector<Slot> slots;
   };
   const SearchSpace* space_ = nullptr;
-  std::string dir_;
   std::map<std::string, File> files_;
   Point current_;
 };

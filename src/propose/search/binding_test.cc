@@ -207,11 +207,11 @@ TEST_F(BindingFilesTest, LoadsBaselineAndWritesOnlyChangedLiterals) {
                                   {}, &space, &err))
       << err;
   Binding b;
-  ASSERT_TRUE(Binding::Load(space, dir_.string(), &b, &err)) << err;
+  ASSERT_TRUE(Binding::Load(space, DirectoryReader(dir_.string()), &b, &err)) << err;
   EXPECT_EQ(b.current(), (Point{0.04, 4, 0}));
 
   std::vector<std::string> changed;
-  ASSERT_TRUE(b.Write({0.04, 6, 0}, &changed, &err)) << err;
+  ASSERT_TRUE(b.Write({0.04, 6, 0}, DirectoryWriter(dir_.string()), &changed, &err)) << err;
   EXPECT_EQ(changed, std::vector<std::string>{"train.cpp"});
   std::string expected = cpp;
   expected.replace(expected.find("= 4;"), 4, "= 6;");
@@ -220,10 +220,10 @@ TEST_F(BindingFilesTest, LoadsBaselineAndWritesOnlyChangedLiterals) {
 
   // Offsets are refreshed after a write, so a second write lands right.
   changed.clear();
-  ASSERT_TRUE(b.Write({0.0125, 10, 1}, &changed, &err)) << err;
+  ASSERT_TRUE(b.Write({0.0125, 10, 1}, DirectoryWriter(dir_.string()), &changed, &err)) << err;
   EXPECT_EQ(changed.size(), 2u);
   Binding again;
-  ASSERT_TRUE(Binding::Load(space, dir_.string(), &again, &err)) << err;
+  ASSERT_TRUE(Binding::Load(space, DirectoryReader(dir_.string()), &again, &err)) << err;
   EXPECT_EQ(again.current(), (Point{0.0125, 10, 1}));
   EXPECT_EQ(Read("opts.py"), "ACT = 'gelu'\n");
 }
@@ -234,11 +234,11 @@ TEST_F(BindingFilesTest, MissingFileNamesTheParameter) {
   ASSERT_TRUE(SearchSpace::Create({Param("LR", ParamSpec::Type::kFloat, 0.001, 0.1, "nope.py")}, {},
                                   &space, &err));
   Binding b;
-  EXPECT_FALSE(Binding::Load(space, dir_.string(), &b, &err));
+  EXPECT_FALSE(Binding::Load(space, DirectoryReader(dir_.string()), &b, &err));
   EXPECT_NE(err.find("parameter 'LR': cannot read"), std::string::npos) << err;
   ParamSpec escape = Param("LR", ParamSpec::Type::kFloat, 0.001, 0.1, "../x.py");
   ASSERT_TRUE(SearchSpace::Create({escape}, {}, &space, &err));
-  EXPECT_FALSE(Binding::Load(space, dir_.string(), &b, &err));
+  EXPECT_FALSE(Binding::Load(space, DirectoryReader(dir_.string()), &b, &err));
   EXPECT_NE(err.find("inside the loop directory"), std::string::npos) << err;
 }
 

@@ -1,0 +1,176 @@
+#include "propose/search/search_proposer.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/workspace.h"
+#include "propose/search/binding.h"
+
+namespace ratchet {
+
+namespace {
+
+// The point of a past experiment, leniently: unknown names ignored, missing
+// ones from `base`; false when a value is outside the space.
+bool PointFromParams(const SearchSpace& space, const std::string& params_json, const Point& base,
+                     Point* out) {
+  nlohmann::json obj = nlohmann::json::parse(params_json, nullptr, false);
+  if (!obj.is_object()) return false;
+  Point p = base;
+  for (const auto& [name, value] : obj.items()) {
+    const int i = space.Find(name);
+    if (i < 0) continue;
+    std::string err;
+    if (!space.ValueFromJson(static_cast<size_t>(i), value, &p[static_cast<size_t>(i)], &err)) {
+      return false;
+    }
+  }
+  *out = std::move(p);
+  return true;
+}
+
+bool MetricConstraintsHold(const LoopConfig& config, const Experiment& e) {
+  for (const Constraint& c : config.constraints) {
+    auto it = e.metrics.find(c.metric);
+    if (it != e.metrics.end() && !c.Holds(it->second)) return false;
+  }
+  return true;
+}
+
+Proposal Failed(const std::string& reason) {
+  Proposal p;
+  p.outcome = Proposal::Outcome::kFailed;
+  p.reason = reason;
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<SearchProposer> SearchProposer::Create(ConfigSection& section,
+                                                       const LoopConfig& config,
+                                                       const ProposerDeps& deps, std::string* err) {
+  std::unique_ptr<SearchProposer> proposer(new SearchProposer());
+  if (!ReadSearchConfig(section, config, &proposer->config_, err)) return nullptr;
+  // Check the bindings now, so a typo fails before the loop starts.
+  FileReader read;
+  if (deps.workspace) {
+    Workspace* ws = deps.workspace;
+    read = [ws](const std::string& rel, std::string* content, std::string* e) {
+      return ws->ReadFile(rel, content, e);
+    };
+  } else {
+    const std::filesystem::path dir = std::filesystem::path(config.file).parent_path();
+    read = DirectoryReader(dir.empty() ? "." : dir.string());
+  }
+  Binding binding;
+  if (!Binding::Load(proposer->config_.space, read, &binding, err)) {
+    *err = "[propose.search]: " + *err;
+    return nullptr;
+  }
+  return proposer;
+}
+
+std::vector<Observation> SearchProposer::Observations(const ProposalRequest& request,
+                                                      const Point& current) const {
+  std::vector<Observation> out;
+  if (!request.history) return out;
+  const LoopConfig* config = request.config;
+  for (const Experiment& e : *request.history) {
+    Observation o;
+    if (!e.params_json.empty()) {
+      if (!PointFromParams(config_.space, e.params_json, current, &o.point)) continue;
+    } else if (request.incumbent && e.id == request.incumbent->id) {
+      o.point = current;
+    } else {
+      continue;
+    }
+    switch (e.status) {
+      case Status::kKeep:
+      case Status::kDiscard:
+        if (!e.metric || (config && !MetricConstraintsHold(*config, e))) {
+          o.kind = Observation::Kind::kFailed;
+        } else {
+          o.kind = Observation::Kind::kValue;
+          o.value = (config && config->goal == Goal::kMax) ? -*e.metric : *e.metric;
+        }
+        break;
+      case Status::kCrash:
+      case Status::kTimeout:
+      case Status::kGateFailed:
+      case Status::kPruned:
+        o.kind = Observation::Kind::kFailed;
+        break;
+      case Status::kRejected:
+      case Status::kOutOfScope:
+      case Status::kNoChange:
+      case Status::kProposeFailed:
+        o.kind = Observation::Kind::kTried;
+        break;
+      case Status::kInterrupted:
+      case Status::kNone:
+        continue;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Proposal SearchProposer::Propose(const ProposalRequest& request) {
+  const SearchSpace& space = config_.space;
+  Binding binding;
+  std::string err;
+  if (!Binding::Load(space, DirectoryReader(request.worktree), &binding, &err)) {
+    return Failed("search: " + err);
+  }
+  const Point current = binding.current();
+  SearchHints hints;
+  if (!ParseSearchHints(request.search_hints_json, space, current, &hints, &err)) {
+    return Failed(err);
+  }
+  const std::vector<Observation> history = Observations(request, current);
+  Suggestion s;
+  const Optimizer optimizer(&space, config_.options);
+  if (!optimizer.Suggest(history, hints, &current, static_cast<uint64_t>(request.experiment_id), &s,
+                         &err)) {
+    Proposal p;
+    const bool exhausted = err.rfind("no admissible point left", 0) == 0;
+    p.outcome = exhausted ? Proposal::Outcome::kNoChange : Proposal::Outcome::kFailed;
+    p.reason = "search: " + err;
+    return p;
+  }
+  if (!binding.Write(s.point, DirectoryWriter(request.worktree), nullptr, &err)) {
+    return Failed("search: " + err);
+  }
+  std::vector<bool> changed(space.size());
+  for (size_t i = 0; i < space.size(); ++i) changed[i] = s.point[i] != current[i];
+  Proposal p;
+  p.outcome = Proposal::Outcome::kCandidate;
+  p.description = space.Describe(s.point, &changed);
+  if (p.description.empty()) p.description = space.Describe(s.point);
+  p.hypothesis = "search " + std::string(AlgorithmName(config_.options.algorithm)) + ": " +
+                 s.method + " (from " + std::to_string(history.size()) + " tried points)";
+  p.params_json = space.ToJson(s.point);
+  return p;
+}
+
+bool SearchProposer::Reapply(const ProposalRequest& request, const std::string& params_json,
+                             std::string* err) {
+  const SearchSpace& space = config_.space;
+  Binding binding;
+  if (!Binding::Load(space, DirectoryReader(request.worktree), &binding, err)) return false;
+  Point point;
+  if (!space.FromJson(params_json, binding.current(), &point, err)) return false;
+  const std::string violated = space.Violated(point);
+  if (!violated.empty()) {
+    *err = "rewritten point " + space.Describe(point) + " breaks the constraint " + violated;
+    return false;
+  }
+  return binding.Write(point, DirectoryWriter(request.worktree), nullptr, err);
+}
+
+std::unique_ptr<Proposer> MakeSearchProposer(ConfigSection& section, const LoopConfig& config,
+                                             const ProposerDeps& deps, std::string* err) {
+  return SearchProposer::Create(section, config, deps, err);
+}
+
+}  // namespace ratchet
