@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -201,9 +202,15 @@ bool ScalarAsJson(const toml::node& node, std::string* out) {
     return true;
   }
   if (node.is_floating_point() && std::isfinite(*node.value<double>())) {
+    // The shortest text that reads back as the same double, kept a float.
+    const double v = *node.value<double>();
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", *node.value<double>());
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
     *out = buf;
+    if (out->find_first_of(".e") == std::string::npos) *out += ".0";
     return true;
   }
   return false;
