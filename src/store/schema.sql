@@ -1,8 +1,10 @@
 -- The ratchet ledger: .ratchet/ledger.db (SQLite, WAL mode).
 -- Written only by `ratchet run` (src/store/sqlite_ledger.cc); read by every
 -- other command and by the dashboard. Times are unix seconds (REAL).
--- Version 1. A change to this file bumps meta.schema_version and adds a
--- migration in sqlite_ledger.cc.
+-- Version 1. A change to this file bumps meta.schema_version (kSchemaVersion
+-- in schema.h) and adds a migration in sqlite_ledger.cc. This text is compiled
+-- into the binary at build time (CMakeLists.txt), never read at run time.
+-- A ledger with a higher schema_version than the binary knows is refused.
 
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
