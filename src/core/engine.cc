@@ -249,6 +249,7 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
   session.started_at = deps_.clock->WallSeconds();
   if (!deps_.ledger->BeginSession(session, &session_id_, err)) return false;
   session_started_mono_ = deps_.clock->MonotonicSeconds();
+  if (deps_.reporter) deps_.reporter->OnSessionStart(session_id_);
   LedgerEvents events(deps_.ledger, deps_.clock, deps_.reporter);
   events.Record(0, "session_start",
                 nlohmann::json{{"session", session_id_}, {"pid", deps_.pid}}.dump());

@@ -12,6 +12,8 @@ namespace ratchet {
 class Reporter {
  public:
   virtual ~Reporter() = default;
+  /// A session (one `ratchet run`) began.
+  virtual void OnSessionStart(int session_id) { (void)session_id; }
   /// The experiment entered a new phase (its row is already in the ledger).
   virtual void OnPhase(const Experiment& exp) { (void)exp; }
   /// A run started (attempt is 1-based; purpose "main", "confirm", ...).
