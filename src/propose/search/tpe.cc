@@ -68,11 +68,12 @@ Parzen Build(const SearchContext& ctx, const std::vector<std::vector<double>>& c
   p.sigma.assign(ctx.dims(), 1);
   const double n = static_cast<double>(centers.size());
   const double d = static_cast<double>(std::max<size_t>(ctx.free_dims().size(), 1));
-  // Scott's rule for a product kernel, widened or narrowed by the hints.
-  const double factor = width * std::pow(n + 1, -1.0 / (d + 4));
+  // A fifth of the range, shrinking with the number of points as Scott's
+  // rule does for a product kernel; widened or narrowed by the hints.
+  const double factor = 0.2 * width * std::pow(n + 1, -1.0 / (d + 4));
   for (size_t i : ctx.free_dims()) {
     const double range = std::max(ctx.hi(i) - ctx.lo(i), 1e-9);
-    p.sigma[i] = std::clamp(factor * range, 0.02 * range, range);
+    p.sigma[i] = std::clamp(factor * range, 0.01 * range, range);
   }
   return p;
 }
