@@ -257,9 +257,16 @@ void DashboardServer::Route() {
     if (!asset) return SendError(res, 404, "not found");
     std::string body(asset->body);
     if (asset->path == "/index.html") {
-      // The page's own script and style must carry the token too.
-      std::string q = options_.token.empty() ? "" : "?token=" + UrlEncode(options_.token);
-      for (size_t at; (at = body.find("{{Q}}")) != std::string::npos;) body.replace(at, 5, q);
+      // The page's own script, style and first state request carry the token
+      // too (the browser fetches them before any script runs).
+      // {{Q}} starts a query string, {{A}} extends one.
+      std::string t = options_.token.empty() ? "" : "token=" + UrlEncode(options_.token);
+      for (size_t at; (at = body.find("{{Q}}")) != std::string::npos;) {
+        body.replace(at, 5, t.empty() ? "" : "?" + t);
+      }
+      for (size_t at; (at = body.find("{{A}}")) != std::string::npos;) {
+        body.replace(at, 5, t.empty() ? "" : "&" + t);
+      }
     }
     SendBody(res, std::move(body), std::string(asset->content_type).c_str());
   });

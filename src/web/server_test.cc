@@ -161,6 +161,8 @@ TEST_F(ServerTest, TokenIsRequiredWhenSet) {
   ASSERT_EQ(page.status, 200);
   // The page's own files are fetched with the token too.
   EXPECT_NE(page.body.find("app.js?token=s3cret%2Ftoken"), std::string::npos);
+  EXPECT_NE(page.body.find("/api/state?from=1&token=s3cret%2Ftoken"), std::string::npos);
+  EXPECT_EQ(page.body.find("{{"), std::string::npos);
   EXPECT_EQ(RawGet(port_, "/app.js?token=s3cret%2Ftoken").status, 200);
 }
 

@@ -81,6 +81,7 @@
         const state = await fetchJson('/api/state?from=' + (full ? 1 : firstOpen()));
         performance.mark('ratchet-state');
         ingest(state);
+        performance.mark('ratchet-ingest');
         renderAll();
       } catch (e) {
         setConn('error: ' + e.message, 'bad');
@@ -316,7 +317,9 @@
       }
     }
     out.push('</svg>');
-    box.innerHTML = out.join('');
+    const svg = out.join('');
+    performance.mark('ratchet-svg-text');
+    box.innerHTML = svg;
   }
 
   // The experiment under the mouse: nearest drawn point within 12 pixels.
