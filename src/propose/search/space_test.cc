@@ -5,40 +5,15 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "propose/search/test_util.h"
+
 namespace ratchet {
 namespace {
 
-ParamSpec Float(const std::string& name, double low, double high, bool log = false) {
-  ParamSpec p;
-  p.name = name;
-  p.file = "train.cpp";
-  p.type = ParamSpec::Type::kFloat;
-  p.low = low;
-  p.high = high;
-  p.log = log;
-  return p;
-}
-ParamSpec Int(const std::string& name, double low, double high, int64_t step = 1,
-              bool pow2 = false) {
-  ParamSpec p = Float(name, low, high);
-  p.type = ParamSpec::Type::kInt;
-  p.step = step;
-  p.pow2 = pow2;
-  return p;
-}
-ParamSpec Choice(const std::string& name, std::vector<Literal> values) {
-  ParamSpec p = Float(name, 0, 1);
-  p.type = ParamSpec::Type::kChoice;
-  p.choices = std::move(values);
-  return p;
-}
-
-SearchSpace MakeSpace(std::vector<ParamSpec> params, std::vector<std::string> constraints = {}) {
-  SearchSpace s;
-  std::string err;
-  EXPECT_TRUE(SearchSpace::Create(std::move(params), std::move(constraints), &s, &err)) << err;
-  return s;
-}
+using testing::Choice;
+using testing::Float;
+using testing::Int;
+using testing::MakeSpace;
 
 std::string CreateError(std::vector<ParamSpec> params, std::vector<std::string> constraints = {}) {
   SearchSpace s;
