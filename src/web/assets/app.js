@@ -51,17 +51,14 @@
     }
     rows = rows.filter((r) => r.id < state.from);
     const c = state.cols;
-    const names = state.metric_names;
+    // A row's metrics stay in the columns they came in (no object per row):
+    // `mi` maps a metric name to its column, `i` is the row's index there.
+    const mi = new Map(state.metric_names.map((name, j) => [name, c.metrics[j]]));
     for (let i = 0; i < state.n; i++) {
-      const m = {};
-      for (let j = 0; j < names.length; j++) {
-        const v = c.metrics[j][i];
-        if (v !== null) m[names[j]] = v;
-      }
       rows.push({
         id: c.id[i], phase: state.phases[c.phase[i]], status: state.statuses[c.status[i]],
         metric: c.metric[i], desc: c.desc[i], start: c.start[i], dur: c.dur[i],
-        cost: c.cost[i], baseline: c.baseline[i] === 1, m: m,
+        cost: c.cost[i], baseline: c.baseline[i] === 1, mi: mi, i: i,
       });
     }
   }
@@ -437,13 +434,19 @@
 
   // ---------------------------------------------------------------- table
 
+  function metricOf(r, name) {
+    const col = r.mi.get(name);
+    const v = col ? col[r.i] : null;
+    return v !== null && v !== undefined ? v : (name === loop.metric ? r.metric : null);
+  }
+
   function columns() {
     const cols = [
       { key: 'id', label: '#', num: true, get: (r) => r.id },
       { key: 'status', label: 'status', get: (r) => statusName(r) },
     ];
     metricNames.slice(0, 6).forEach((name) => {
-      cols.push({ key: 'm:' + name, label: name, num: true, get: (r) => (name in r.m ? r.m[name] : (name === loop.metric ? r.metric : null)) });
+      cols.push({ key: 'm:' + name, label: name, num: true, get: (r) => metricOf(r, name) });
     });
     if (!metricNames.length) cols.push({ key: 'metric', label: loop.metric || 'metric', num: true, get: (r) => r.metric });
     cols.push({ key: 'desc', label: 'description', get: (r) => r.desc });
