@@ -1,8 +1,9 @@
 // The real ProcessRunner: runs a command as a local process tree with a
 // deadline, captures its output, and leaves no process of it behind.
 //
-// How a run is built (details in supervisor.h and local_runner.cc):
-//   ratchet (this thread) -- fork --> supervisor (subreaper) -- vfork+exec --> command
+// How a run is built (details in supervisor.h, supervisor_process.h and
+// local_runner.cc):
+//   ratchet (this thread) -- clone --> supervisor (subreaper) -- vfork+exec --> command
 // The command leads its own process group; stdout and stderr share one pipe
 // that this thread reads, with poll(), alongside a pidfd of the supervisor, so
 // a no-op command returns as soon as it exits. The supervisor kills and reaps

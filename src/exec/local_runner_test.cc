@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/supervisor_process.h"
 #include "exec/system_clock.h"
 #include "exec/test_util.h"
 
@@ -292,6 +293,7 @@ TEST(LocalRunnerTest, NoOpReturnsFast) {
   // The end of a no-op is an event (pidfd), not a polling tick: compared
   // with a bare posix_spawn + waitpid, measured alternately so a busy
   // machine slows both.
+  if (!SupervisorProcess::CanShareMemory()) GTEST_SKIP() << "timings mean nothing under sanitizers";
   std::vector<double> runs, spawns;
   char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
   for (int i = 0; i < 15; ++i) {

@@ -49,8 +49,8 @@ void CloseAllExcept(const int* keep, int n) {
   }
 }
 
-// vfork: the supervisor is a copy of ratchet's address space, and fork would
-// copy its page tables again; vfork borrows them until the execve. The child
+// vfork: fork would copy the page tables of ratchet's address space (which
+// the supervisor shares or copies); vfork borrows them until the execve. The child
 // only makes system calls and writes the two error words, which the parent
 // reads after vfork returns (they share memory until then).
 pid_t SpawnLeader(const SupervisorPlan& p, volatile int32_t* stage, volatile int32_t* err) {

@@ -10,17 +10,21 @@
 // run at the same time) and of any library's children would all land in
 // ratchet, with nothing to tell whose they are, and nobody could reap them with
 // waitpid(-1) without stealing other threads' children. So each run gets its
-// own subreaper: ratchet forks a supervisor, the supervisor marks itself
+// own subreaper: ratchet starts a supervisor, which marks itself
 // subreaper and starts the command. Every process the run creates then stays
 // inside the supervisor's subtree whatever it does, and "the processes of the
 // run" is exactly "the descendants of the supervisor", found through /proc
 // (proc_tree.h). The supervisor reaps everything (waitpid(-1) is safe there:
 // all its children are the run's), and when the command's first process (the
 // leader) exits it kills and reaps whatever is left, then reports and exits.
+// (A cgroup per run would be exact too, with cgroup.kill, but needs a
+// delegated cgroup v2 hierarchy, which containers and CI machines often lack.)
 //
-// The supervisor is a fork of ratchet without exec (there is no helper binary
-// to find), so its code may only make system calls: everything it needs is
-// prepared before the fork in a SupervisorPlan.
+// The supervisor is ratchet's code without an exec (there is no helper binary
+// to find), running in a clone that shares ratchet's memory or in a fork of a
+// multithreaded process (supervisor_process.h): either way it may only make
+// system calls, and only touch its own stack. Everything it needs is
+// prepared beforehand in a SupervisorPlan.
 #pragma once
 
 #include <sys/types.h>

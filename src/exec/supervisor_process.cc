@@ -33,6 +33,8 @@ int SupervisorEntry(void* plan) { SupervisorMain(*static_cast<const SupervisorPl
 
 }  // namespace
 
+bool SupervisorProcess::CanShareMemory() { return kShareMemory; }
+
 bool SupervisorProcess::Start(const SupervisorPlan* plan, bool share_memory, std::string* err) {
   if (kShareMemory && share_memory && StartSharingMemory(plan)) return true;
   pid_ = fork();

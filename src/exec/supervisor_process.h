@@ -42,6 +42,8 @@ class SupervisorProcess {
   void Reap();
   /// True when the supervisor shares ratchet's memory (no fork).
   bool shares_memory() const { return stack_ != nullptr; }
+  /// False in sanitizer builds, which always fork.
+  static bool CanShareMemory();
 
  private:
   bool StartSharingMemory(const SupervisorPlan* plan);
