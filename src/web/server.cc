@@ -51,11 +51,18 @@ std::string UrlEncode(const std::string& s) {
 
 }  // namespace
 
+// What the ledger held at one version. Shared, never copied: a live.json
+// change (twice a second while a run prints progress) makes a new Snapshot
+// that points at the same LedgerData.
+struct LedgerData {
+  LedgerView view;
+  std::string all_rows;  // StateRowsMembers(.., 1): what a first load asks for
+};
+
 struct DashboardServer::Snapshot {
   long long ledger_version = 0;
   long long live_version = 0;
-  LedgerView ledger;
-  std::string all_rows;  // StateRowsMembers(.., 1): what a first load asks for
+  std::shared_ptr<const LedgerData> ledger = std::make_shared<LedgerData>();
   LiveView live;
   std::string ledger_error;  // the last load failed: shown, previous rows kept
 };
@@ -75,7 +82,7 @@ void DashboardServer::PollOnce() {
   std::string ledger_stamp, live_stamp;
   LedgerView ledger;
   LiveView live;
-  std::string err, all_rows;
+  std::string err;
   LoopSettings settings;
   bool ledger_changed = false, live_changed = false, load_ok = true;
   {
@@ -88,15 +95,23 @@ void DashboardServer::PollOnce() {
     if (ledger_changed) load_ok = source_->LoadLedger(&ledger, &err);
     if (live_changed) live = source_->LoadLive();
   }
-  if (!ledger_changed && !live_changed) return;
-  // Serialised once per change, not once per page load.
-  if (ledger_changed && load_ok) all_rows = StateRowsMembers(settings, ledger, 1);
+  std::shared_ptr<LedgerData> data;
+  if (ledger_changed && load_ok) {
+    data = std::make_shared<LedgerData>();
+    // Serialised once per change, not once per page load.
+    data->all_rows = StateRowsMembers(settings, ledger, 1);
+    data->view = std::move(ledger);
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  // A load that fails again the same way is not news (it is retried each poll).
+  if (ledger_changed && !load_ok && snapshot_ && snapshot_->ledger_error == err) {
+    ledger_changed = false;
+  }
+  if (!ledger_changed && !live_changed) return;
   auto next = snapshot_ ? std::make_shared<Snapshot>(*snapshot_) : std::make_shared<Snapshot>();
   if (ledger_changed) {
     if (load_ok) {
-      next->ledger = std::move(ledger);
-      next->all_rows = std::move(all_rows);
+      next->ledger = std::move(data);
       next->ledger_error.clear();
       ledger_stamp_ = ledger_stamp;
     } else {
@@ -181,8 +196,8 @@ void DashboardServer::Route() {
       settings = source_->Settings();
     }
     SendBody(res,
-             StateJson(settings, snap->ledger, snap->live, snap->ledger_version, from, WallNow(),
-                       from == 1 ? snap->all_rows : std::string()),
+             StateJson(settings, snap->ledger->view, snap->live, snap->ledger_version, from,
+                       WallNow(), from == 1 ? snap->ledger->all_rows : std::string()),
              "application/json");
   });
 
