@@ -72,7 +72,7 @@ after(async () => {
 test('the chart shows 30 experiments and the kept ones', async () => {
   assert.equal(summary.experiments, 30);
   await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
   const c = await chartCounts();
   assert.equal(c.other + c.kept + c.failed, 30, JSON.stringify(c));
   assert.equal(c.kept, summary.kept, JSON.stringify(c));
@@ -86,7 +86,7 @@ test('the chart shows 30 experiments and the kept ones', async () => {
 test('a click shows the diff, the metrics and the log', async () => {
   await page.locator('#status-filter').selectOption('keep');
   await page.locator('#rows tr').first().click();
-  await page.waitForSelector('#detail pre.diff', { timeout: 5000 });
+  await page.waitForSelector('#detail pre.diff', { timeout: 15000 });
   const diff = await page.locator('#detail pre.diff').textContent();
   assert.match(diff, /train\.cfg/);
   assert.match(diff, /\+lr = /);
@@ -112,7 +112,7 @@ test('the table sorts by a column and filters by text', async () => {
 test('an appended experiment and the live status appear without a reload', async () => {
   await page.evaluate(() => { window.__noReload = true; });
   fixture('--append', 'appended by the e2e test', '--metric', '0.5');
-  await page.waitForSelector('body[data-rows="31"]', { timeout: 10000 });
+  await page.waitForSelector('body[data-rows="31"]', { timeout: 30000 });
   const c = await chartCounts();
   assert.equal(c.other + c.kept + c.failed, 31);
   assert.equal(c.kept, summary.kept + 1);
@@ -121,7 +121,7 @@ test('an appended experiment and the live status appear without a reload', async
 
   fixture('--live-pid', String(process.pid), '--live-id', '32', '--live-phase', 'running');
   await page.waitForFunction(() => /experiment #32/.test(document.getElementById('now-text').textContent),
-    null, { timeout: 10000 });
+    null, { timeout: 30000 });
   assert.equal(await page.locator('#phases li.active').textContent(), 'run');
   assert.match(await page.locator('#progress').textContent(), /step 5/);
 
