@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -43,27 +44,53 @@ bool ReadAll(const std::string& path, std::string* content) {
   return !in.bad();
 }
 
-// Writes `content` into the existing file at `path` without replacing it, so
+// ratchet's own SQLite connection holds POSIX record locks on the ledger
+// files, and closing *any* descriptor of a file drops every such lock the
+// process holds on it: SQLite would then believe no one else has the ledger
+// open (and, say, let another process checkpoint and delete its log). So a
+// held-open file is opened here once and its descriptor never closed.
+int HeldFd(const std::string& path, uint64_t dev, uint64_t ino) {
+  static std::mutex mu;
+  static std::map<std::pair<uint64_t, uint64_t>, int> fds;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = fds.find({dev, ino});
+  if (it != fds.end()) return it->second;
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return -1;  // kept open: see above
+  fds[{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}] = fd;
+  return st.st_dev == dev && st.st_ino == ino ? fd : -1;
+}
+
+bool ReadFd(int fd, std::string* content) {
+  content->clear();
+  char buf[1 << 16];
+  off_t at = 0;
+  while (true) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    content->append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+}
+
+// Writes `content` into the held-open file itself, not a replacement, so
 // every open handle on it (SQLite's) sees the restored bytes.
-bool WriteInPlace(const std::string& path, const std::string& content, unsigned mode) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+bool WriteInPlace(int fd, const std::string& content, unsigned mode) {
   if (fd < 0) return false;
-  bool ok = true;
   size_t done = 0;
-  while (ok && done < content.size()) {
+  while (done < content.size()) {
     ssize_t n =
         ::pwrite(fd, content.data() + done, content.size() - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      ok = false;
-    else
-      done += static_cast<size_t>(n);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
   }
-  ok = ok && ::ftruncate(fd, static_cast<off_t>(content.size())) == 0;
-  ok = ok && ::fchmod(fd, mode & 07777) == 0;
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
+  return ::ftruncate(fd, static_cast<off_t>(content.size())) == 0 &&
+         ::fchmod(fd, mode & 07777) == 0 && ::fsync(fd) == 0;
 }
 
 // Replaces whatever is at `path` with a new regular file.
@@ -143,7 +170,9 @@ bool StateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
       e.watch_only = !e.pinned && (IsUnder(rel, ".ratchet/runs") || e.size > kMaxKeptBytes);
       if (with_content && !e.watch_only) {
         std::string content;
-        if (!ReadAll(path, &content)) {
+        bool read =
+            e.pinned ? ReadFd(HeldFd(path, e.dev, e.ino), &content) : ReadAll(path, &content);
+        if (!read) {
           *err = "cannot read " + path.string() + ": " + std::strerror(errno);
           return false;
         }
@@ -242,7 +271,8 @@ void StateGuard::Restore(const std::string& rel, const Entry& before, const Entr
       }
       aside_.erase(it);
     }
-    if (!before.content || !WriteInPlace(path, *before.content, before.mode)) {
+    if (!before.content ||
+        !WriteInPlace(HeldFd(path, before.dev, before.ino), *before.content, before.mode)) {
       report->fatal = true;
       report->not_restored.push_back(rel);
       report->detail = "cannot restore the bytes of " + rel;
@@ -299,8 +329,10 @@ GuardReport StateGuard::CheckAndRestore() {
       if (before.content) {
         // Bytes, not times: a time can be set back.
         std::string content;
-        differs = cur->size != before.size || !ReadAll(root_ + "/" + rel, &content) ||
-                  content != *before.content;
+        const std::string path = root_ + "/" + rel;
+        bool read = before.pinned ? ReadFd(HeldFd(path, before.dev, before.ino), &content)
+                                  : ReadAll(path, &content);
+        differs = cur->size != before.size || !read || content != *before.content;
       } else {
         differs =
             cur->size != before.size || cur->mtime_ns != before.mtime_ns || cur->ino != before.ino;
@@ -328,6 +360,8 @@ GuardReport StateGuard::CheckAndRestore() {
     }
   }
   DropAsideLinks();
+  std::sort(report.changed.begin(), report.changed.end());
+  std::sort(report.not_restored.begin(), report.not_restored.end());
   return report;
 }
 

@@ -173,6 +173,24 @@ TEST_F(GuardTest, LedgerWrittenByAnotherProcessIsRestoredUnderTheOpenConnection)
   (void)db_bytes;
 }
 
+// Closing any descriptor of a file drops the process's record locks on it,
+// SQLite's included; the guard must leave ratchet's connection locked, or the
+// next process to close the ledger takes it for the last one, checkpoints
+// and deletes its log behind ratchet's back.
+TEST_F(GuardTest, RatchetsSqliteLocksSurviveTheGuard) {
+  OpenLedger();
+  StateGuard guard;
+  std::string err;
+  ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
+  ASSERT_EQ(Shell(Sqlite3("UPDATE experiments SET metric = 0.5 WHERE id = 2")), 0);
+  GuardReport report = guard.CheckAndRestore();
+  ASSERT_FALSE(report.clean());
+  ASSERT_EQ(Shell(Sqlite3("SELECT count(*) FROM experiments") + " >/dev/null"), 0);
+  EXPECT_TRUE(fs::exists(root / ".ratchet/ledger.db-wal"))
+      << "another process found the ledger unlocked and removed its log";
+  EXPECT_EQ(Query(db, "SELECT metric FROM experiments WHERE id = 2"), "0.98;");
+}
+
 TEST_F(GuardTest, DeletedOrReplacedLedgerIsTheSameFileAgain) {
   OpenLedger();
   const uint64_t inode = Inode(root / ".ratchet/ledger.db");

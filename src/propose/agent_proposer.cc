@@ -16,8 +16,8 @@ const std::vector<std::string> kPlaceholders = {"prompt_file", "prompt",     "mo
 
 class AgentProposer : public Proposer {
  public:
-  AgentProposer(AgentConfig config, const ProposerDeps& deps)
-      : config_(std::move(config)), deps_(deps) {}
+  AgentProposer(AgentConfig config, double grace_s, const ProposerDeps& deps)
+      : config_(std::move(config)), grace_s_(grace_s), deps_(deps) {}
 
   std::string kind() const override { return "agent"; }
 
@@ -54,7 +54,7 @@ class AgentProposer : public Proposer {
         {"RATCHET_MODEL", config_.model},
     };
     spec.timeout_s = config_.command.timeout_s;
-    spec.grace_s = 5;
+    spec.grace_s = grace_s_;  // [run] grace: how long any command gets after SIGTERM
     spec.log_path = request.run_dir + "/agent.log";
     if (config_.command.input == AgentCommand::Input::kStdin) spec.stdin_data = prompt;
     spec.cancel = request.cancel;
@@ -132,6 +132,7 @@ class AgentProposer : public Proposer {
   }
 
   AgentConfig config_;
+  double grace_s_;
   ProposerDeps deps_;
 };
 
@@ -164,7 +165,7 @@ bool RenderAgentPrompt(const AgentConfig& config, const ProposalRequest& request
   return RenderPrompt(request, workspace, config.program, config.limits, prompt, err);
 }
 
-std::unique_ptr<Proposer> MakeAgentProposer(ConfigSection& section, const LoopConfig&,
+std::unique_ptr<Proposer> MakeAgentProposer(ConfigSection& section, const LoopConfig& loop,
                                             const ProposerDeps& deps, std::string* err) {
   AgentConfig config;
   ReadAgentConfig(section, &config);
@@ -177,7 +178,7 @@ std::unique_ptr<Proposer> MakeAgentProposer(ConfigSection& section, const LoopCo
     *err = section.error();
     return nullptr;
   }
-  return std::make_unique<AgentProposer>(std::move(config), deps);
+  return std::make_unique<AgentProposer>(std::move(config), loop.grace_s, deps);
 }
 
 }  // namespace ratchet

@@ -116,7 +116,7 @@ class Reviewer : public Mechanism {
         {"RATCHET_MODEL", model_},
     };
     spec.timeout_s = command_.timeout_s;
-    spec.grace_s = 5;
+    spec.grace_s = config_.grace_s;
     spec.log_path = run_dir + "/review.log";
     if (command_.input == AgentCommand::Input::kStdin) spec.stdin_data = request;
     spec.readonly_paths = {root};  // the reviewer reads; it never writes
