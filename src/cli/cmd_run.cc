@@ -16,6 +16,7 @@
 #include "exec/local_runner.h"
 #include "exec/system_clock.h"
 #include "propose/registry.h"
+#include "propose/reviewer.h"
 #include "store/loop_lock.h"
 #include "store/sqlite_ledger.h"
 #include "vcs/git_repo.h"
@@ -91,6 +92,15 @@ int Run(const RunOptions& options) {
       CreateProposer(config.propose_kind, config, proposer_deps, &err);
   if (!proposer) return Fail(err);
   if (!ValidateProposerSections(config, proposer_deps, &err)) return Fail(err);
+  // [review]: a separate program approves or rejects each candidate before it runs.
+  HookSet hooks;
+  if (config.review.present()) {
+    ConfigSection review = config.review;
+    std::shared_ptr<Mechanism> reviewer =
+        MakeReviewer(review, config, ReviewerDeps{&runner, &workspace, repo.get()}, &err);
+    if (!reviewer) return Fail(err);
+    hooks.Add(reviewer);
+  }
 
   EngineDeps deps;
   deps.clock = SystemClock();
@@ -98,6 +108,7 @@ int Run(const RunOptions& options) {
   deps.repo = repo.get();
   deps.workspace = &workspace;
   deps.proposer = proposer.get();
+  if (!hooks.Names().empty()) deps.hooks = &hooks;
   deps.interrupts = &g_interrupts;
   deps.cancel = &g_cancel;
   deps.pid = ::getpid();

@@ -13,6 +13,7 @@ void AddStatusCommand(CLI::App& app);
 void AddLogCommand(CLI::App& app);
 void AddShowCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
+void AddPromptCommand(CLI::App& app);
 
 /// The exit code a subcommand's callback sets (CLI11 callbacks return void).
 int& ExitCode();

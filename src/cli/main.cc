@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ratchet::AddLogCommand(app);
   ratchet::AddShowCommand(app);
   ratchet::AddExportCommand(app);
+  ratchet::AddPromptCommand(app);
   CLI11_PARSE(app, argc, argv);
   return ratchet::ExitCode();
 }
