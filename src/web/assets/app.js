@@ -470,7 +470,10 @@
       `<th data-key="${esc(c.key)}" class="${view.sort === c.key ? (view.dir > 0 ? 'asc' : 'desc') : ''}">${esc(c.label)}</th>`).join('');
     const list = filtered();
     const col = cols.find((c) => c.key === view.sort) || cols[0];
-    list.sort((a, b) => {
+    // Rows arrive in id order: the default view (by id) needs no sort.
+    if (col.key === 'id') {
+      if (view.dir < 0) list.reverse();
+    } else list.sort((a, b) => {
       const x = col.get(a), y = col.get(b);
       if (x === y) return (a.id - b.id) * view.dir;
       if (x === null || x === undefined) return 1;
