@@ -5,6 +5,7 @@
 
 #include "propose/agent_proposer.h"
 #include "propose/script_proposer.h"
+#include "propose/search/search_proposer.h"
 
 namespace ratchet {
 namespace {
@@ -13,6 +14,7 @@ const std::map<std::string, ProposerFactory>& Factories() {
   static const std::map<std::string, ProposerFactory> factories = {
       {"agent", MakeAgentProposer},
       {"script", MakeScriptProposer},
+      {"search", MakeSearchProposer},
   };
   return factories;
 }
