@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -113,6 +114,23 @@ class ScopedBlockSigpipe {
   bool was_blocked_ = false;
 };
 
+// The signals this process ignores, from the SigIgn line of
+// /proc/self/status; all ones if it cannot be read (then all are reset).
+uint64_t IgnoredSignals() {
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ~0ull;
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return ~0ull;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nSigIgn:");
+  if (!line) return ~0ull;
+  char* end = nullptr;
+  unsigned long long mask = std::strtoull(line + 8, &end, 16);
+  return end == line + 8 ? ~0ull : mask;
+}
+
 // One run, from preparation to the result.
 class RunOnce {
  public:
@@ -198,6 +216,7 @@ class RunOnce {
     plan_.output_fd = out_w_.get();
     plan_.status_fd = status_w_.get();
     plan_.control_fd = control_r_.get();
+    plan_.ignored_signals = IgnoredSignals();
     if (!process_.Start(&plan_, options_.share_memory, &result_->error)) return false;
     supervisor_ = process_.pid();
     // Only the run may hold the write end of the output pipe, so that

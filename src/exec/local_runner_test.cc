@@ -85,6 +85,19 @@ TEST(LocalRunnerTest, WorksWhenRatchetIgnoresSigchld) {
   EXPECT_TRUE(OwnChildren().empty());
 }
 
+TEST(LocalRunnerTest, SignalsRatchetIgnoresAreNotIgnoredByTheRun) {
+  // Ignored signals survive execve; a run that inherited an ignored SIGTERM
+  // could only be stopped by SIGKILL.
+  struct sigaction ign = {}, old_term, old_usr2;
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &ign, &old_term);
+  sigaction(SIGUSR2, &ign, &old_usr2);
+  RunResult r = RunIt(Shell("grep SigIgn /proc/self/status"));
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGUSR2, &old_usr2, nullptr);
+  EXPECT_EQ(r.tail, "SigIgn:\t0000000000000000\n");
+}
+
 TEST(LocalRunnerTest, DeathBySignal) {
   RunResult r = RunIt(Shell("kill -USR1 $$"));
   EXPECT_EQ(r.end, End::kSignaled);

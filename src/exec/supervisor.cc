@@ -60,11 +60,14 @@ pid_t SpawnLeader(const SupervisorPlan& p, volatile int32_t* stage, volatile int
   // a terminal's Ctrl-C reaches ratchet only (ratchet decides what to stop).
   setpgid(0, 0);
   // Handlers are reset by execve, but ignored signals stay ignored: undo
-  // what ratchet or the supervisor ignored (SIGPIPE, SIGTERM...), then unblock.
+  // what ratchet ignored (SIGPIPE, say), then unblock. Only those: a system
+  // call per signal is a measurable part of starting a short command.
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  for (int sig = 1; sig < NSIG && sig <= 64; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP && (p.ignored_signals >> (sig - 1) & 1)) {
+      sigaction(sig, &dfl, nullptr);
+    }
   }
   sigset_t none;
   sigemptyset(&none);

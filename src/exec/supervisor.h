@@ -42,6 +42,9 @@ struct SupervisorPlan {
   int output_fd = -1;         // becomes fds 1 and 2 of the command
   int status_fd = -1;         // supervisor -> ratchet: SupervisorMessage records
   int control_fd = -1;        // ratchet -> supervisor: control bytes below; EOF kills the run
+  /// Signals ratchet ignores (bit n-1 for signal n): they would stay ignored
+  /// across execve, so the command resets them. All ones: reset every signal.
+  uint64_t ignored_signals = ~0ull;
 };
 
 /// Control bytes ratchet writes to control_fd.

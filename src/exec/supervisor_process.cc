@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace ratchet {
 namespace {
@@ -31,6 +33,47 @@ constexpr size_t kStackSize = 256 << 10;
 
 int SupervisorEntry(void* plan) { SupervisorMain(*static_cast<const SupervisorPlan*>(plan)); }
 
+size_t StackBytes() { return kStackSize + static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// Stacks are kept for the next run: mapping one and faulting its pages in
+// costs more than the rest of starting a supervisor.
+class StackPool {
+ public:
+  void* Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        void* stack = free_.back();
+        free_.pop_back();
+        return stack;
+      }
+    }
+    void* mem = mmap(nullptr, StackBytes(), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) return nullptr;
+    mprotect(mem, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);
+    return mem;
+  }
+  void Give(void* stack) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kKeep) {
+      free_.push_back(stack);
+    } else {
+      munmap(stack, StackBytes());
+    }
+  }
+
+ private:
+  static constexpr size_t kKeep = 8;
+  std::mutex mu_;
+  std::vector<void*> free_;
+};
+
+StackPool& Stacks() {
+  static StackPool* pool = new StackPool();  // never destroyed: usable during exit
+  return *pool;
+}
+
 }  // namespace
 
 bool SupervisorProcess::CanShareMemory() { return kShareMemory; }
@@ -47,18 +90,15 @@ bool SupervisorProcess::Start(const SupervisorPlan* plan, bool share_memory, std
 }
 
 bool SupervisorProcess::StartSharingMemory(const SupervisorPlan* plan) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* mem = mmap(nullptr, kStackSize + page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (mem == MAP_FAILED) return false;
-  mprotect(mem, page, PROT_NONE);
+  void* mem = Stacks().Take();
+  if (!mem) return false;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    munmap(mem, kStackSize + page);
+    Stacks().Give(mem);
     return false;
   }
   stack_ = mem;
-  stack_size_ = kStackSize + page;
+  stack_size_ = StackBytes();
   release_r_.Reset(fds[0]);
   release_w_.Reset(fds[1]);
   char* top = static_cast<char*>(mem) + stack_size_;
@@ -105,7 +145,7 @@ void SupervisorProcess::ReleaseDonor() {
   }
   release_r_.Reset();
   if (stack_) {
-    munmap(stack_, stack_size_);
+    Stacks().Give(stack_);
     stack_ = nullptr;
   }
 }
