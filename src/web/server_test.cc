@@ -79,8 +79,17 @@ TEST_F(ServerTest, ServesThePageAndState) {
   auto j = nlohmann::json::parse(state.body);
   EXPECT_EQ(j["n"], 30);
   EXPECT_EQ(j["cols"]["id"].size(), 30u);
+  EXPECT_EQ(j["cols"]["metric"].size(), 30u);
+  EXPECT_EQ(j["cols"]["metric"][0], 1.0);  // the baseline's val_bpb
+  EXPECT_EQ(j["metric_names"], nlohmann::json({"peak_mem_mb", "training_seconds"}));
   EXPECT_EQ(j["cols"]["metrics"][0].size(), 30u);
-  EXPECT_EQ(j["metric_names"][0], "val_bpb");
+  EXPECT_EQ(j["baseline_ids"], nlohmann::json({1}));
+  EXPECT_FALSE(j["cols"].contains("cost"));  // no proposer spent anything
+  std::vector<Experiment> all;
+  std::string err;
+  ASSERT_TRUE(writer_->LoadExperiments(&all, &err)) << err;
+  EXPECT_NEAR(j["t0"].get<double>() + j["cols"]["start"][1].get<double>() / 10, all[1].started_at,
+              0.051);
   EXPECT_EQ(j["loop"]["metric"], "val_bpb");
   EXPECT_EQ(j["loop"]["target"], 0.9);
   EXPECT_EQ(j["cols"]["id"][0], 1);

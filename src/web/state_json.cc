@@ -59,23 +59,27 @@ json MetricsObject(const std::map<std::string, double>& metrics) {
 std::string LiveJson(const LiveView& live) { return Dump(LiveObject(live)); }
 
 std::string StateRowsMembers(const LoopSettings& settings, const LedgerView& ledger, int from_id) {
-  // Metric names of the rows sent, primary first, then by name.
+  // Metric names of the rows sent, by name; the primary metric is the
+  // `metric` column and is not repeated among them.
   std::map<std::string, int> index;
   std::vector<std::string> names;
-  if (!settings.metric_name.empty()) {
-    index[settings.metric_name] = 0;
-    names.push_back(settings.metric_name);
-  }
   for (const Experiment& e : ledger.experiments) {
     if (e.id < from_id) continue;
     for (const auto& m : e.metrics) {
+      if (m.first == settings.metric_name) continue;
       if (index.emplace(m.first, static_cast<int>(names.size())).second) names.push_back(m.first);
     }
   }
+  // Start times as tenths of a second after t0: half the characters.
+  double t0 = 0;
+  for (const Experiment& e : ledger.experiments) {
+    if (e.id >= from_id && e.started_at > 0 && (t0 == 0 || e.started_at < t0)) t0 = e.started_at;
+  }
+  t0 = std::floor(t0);
 
   // Columns, not rows: ten arrays of 10,000 numbers parse much faster in the
   // browser than 10,000 small arrays, and phases and statuses are sent as
-  // indexes into short name lists.
+  // indexes into short name lists. Rare values (baseline, cost) are sparse.
   json id = json::array(), phase = json::array(), status = json::array(), metric = json::array(),
        desc = json::array(), start = json::array(), dur = json::array(), cost = json::array(),
        baseline = json::array();
@@ -89,6 +93,7 @@ std::string StateRowsMembers(const LoopSettings& settings, const LedgerView& led
     return it->second;
   };
   size_t n = 0;
+  bool any_cost = false;
   for (const Experiment& e : ledger.experiments) {
     if (e.id < from_id) continue;
     ++n;
@@ -97,36 +102,34 @@ std::string StateRowsMembers(const LoopSettings& settings, const LedgerView& led
     status.push_back(code(StatusName(e.status), &status_names, &status_index));
     metric.push_back(e.metric ? Short(*e.metric) : json(nullptr));
     desc.push_back(e.description);
-    start.push_back(Tenths(e.started_at));
+    start.push_back(e.started_at > 0 ? json(std::llround((e.started_at - t0) * 10))
+                                     : json(nullptr));
     double duration = e.propose_s + e.build_s + e.run_s;
     if (duration <= 0 && e.finished_at > e.started_at) duration = e.finished_at - e.started_at;
     dur.push_back(Tenths(duration));
+    any_cost = any_cost || e.usage.cost_usd != 0;
     cost.push_back(e.usage.cost_usd == 0 ? json(0) : Short(e.usage.cost_usd));
-    baseline.push_back(e.baseline ? 1 : 0);
+    if (e.baseline) baseline.push_back(e.id);
     for (json& col : metric_cols) col.push_back(nullptr);
-    for (const auto& [name, value] : e.metrics) metric_cols[index[name]].back() = Short(value);
-    if (e.metric && !settings.metric_name.empty() && metric_cols[0].back().is_null()) {
-      metric_cols[0].back() = Short(*e.metric);
+    for (const auto& [name, value] : e.metrics) {
+      if (name != settings.metric_name) metric_cols[index[name]].back() = Short(value);
     }
   }
   int total = ledger.experiments.empty() ? 0 : ledger.experiments.back().id;
+  json cols = {{"id", std::move(id)},         {"phase", std::move(phase)},
+               {"status", std::move(status)}, {"metric", std::move(metric)},
+               {"desc", std::move(desc)},     {"start", std::move(start)},
+               {"dur", std::move(dur)},       {"metrics", std::move(metric_cols)}};
+  if (any_cost) cols["cost"] = std::move(cost);
   json members = {{"from", from_id},
                   {"total", total},
                   {"n", n},
+                  {"t0", t0},
+                  {"baseline_ids", std::move(baseline)},
                   {"phases", phase_names},
                   {"statuses", status_names},
                   {"metric_names", names},
-                  {"cols",
-                   {{"id", std::move(id)},
-                    {"phase", std::move(phase)},
-                    {"status", std::move(status)},
-                    {"metric", std::move(metric)},
-                    {"desc", std::move(desc)},
-                    {"start", std::move(start)},
-                    {"dur", std::move(dur)},
-                    {"cost", std::move(cost)},
-                    {"baseline", std::move(baseline)},
-                    {"metrics", std::move(metric_cols)}}}};
+                  {"cols", std::move(cols)}};
   std::string text = Dump(members);
   return text.substr(1, text.size() - 2);  // without the braces
 }

@@ -11,11 +11,13 @@
 namespace ratchet {
 
 /// The rows part of /api/state: the members (no braces) "from", "total",
-/// "n", "phases", "statuses", "metric_names" and "cols" (id, phase and
-/// status as indexes into phases/statuses, metric, desc, start, dur, cost,
-/// baseline, and metrics: one column per metric name) for the experiments
-/// with id >= from_id.
-/// Depends on the ledger only, so the server computes it once per change.
+/// "n", "t0", "baseline_ids", "phases", "statuses", "metric_names" and
+/// "cols" for the experiments with id >= from_id. cols: id; phase and status
+/// as indexes into phases/statuses; metric (the primary); desc; start in
+/// tenths of a second after t0 (null if not started); dur in seconds; cost
+/// (absent when every cost is 0); metrics, one column per metric_names entry
+/// (the primary metric is not repeated there). Depends on the ledger only,
+/// so the server computes it once per change.
 std::string StateRowsMembers(const LoopSettings& settings, const LedgerView& ledger, int from_id);
 
 /// /api/state: settings, sessions, live status and the experiments with

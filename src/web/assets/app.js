@@ -42,23 +42,24 @@
     live = state.live;
     skew = state.now - Date.now() / 1000;
     version = state.version;
+    // The primary metric first (it is the `metric` column), then the others.
+    if (loop.metric && !metricNames.includes(loop.metric)) metricNames.unshift(loop.metric);
     for (const name of state.metric_names) {
       if (!metricNames.includes(name)) metricNames.push(name);
     }
-    const primary = loop.metric;
-    if (primary && metricNames.includes(primary) && metricNames[0] !== primary) {
-      metricNames = [primary].concat(metricNames.filter((n) => n !== primary));
-    }
     rows = rows.filter((r) => r.id < state.from);
     const c = state.cols;
+    const baselines = new Set(state.baseline_ids);
     // A row's metrics stay in the columns they came in (no object per row):
     // `mi` maps a metric name to its column, `i` is the row's index there.
     const mi = new Map(state.metric_names.map((name, j) => [name, c.metrics[j]]));
     for (let i = 0; i < state.n; i++) {
+      const id = c.id[i];
       rows.push({
-        id: c.id[i], phase: state.phases[c.phase[i]], status: state.statuses[c.status[i]],
-        metric: c.metric[i], desc: c.desc[i], start: c.start[i], dur: c.dur[i],
-        cost: c.cost[i], baseline: c.baseline[i] === 1, mi: mi, i: i,
+        id: id, phase: state.phases[c.phase[i]], status: state.statuses[c.status[i]],
+        metric: c.metric[i], desc: c.desc[i],
+        start: c.start[i] === null ? 0 : state.t0 + c.start[i] / 10, dur: c.dur[i],
+        cost: c.cost ? c.cost[i] : 0, baseline: baselines.has(id), mi: mi, i: i,
       });
     }
   }
@@ -435,9 +436,10 @@
   // ---------------------------------------------------------------- table
 
   function metricOf(r, name) {
+    if (name === loop.metric) return r.metric;
     const col = r.mi.get(name);
     const v = col ? col[r.i] : null;
-    return v !== null && v !== undefined ? v : (name === loop.metric ? r.metric : null);
+    return v === undefined ? null : v;
   }
 
   function columns() {
