@@ -67,45 +67,43 @@ TEST(OutputSinkTest, TailKeepsTheLastBytes) {
   EXPECT_EQ(sink.tail(), "zzzzz");
 }
 
-TEST(OutputSinkTest, LogHeadNoteAndTail) {
+// Feeds `chunks` to a sink writing a log file; returns the file's content.
+struct Logged {
+  std::string log;
+  bool truncated = false;
+  std::string tail;
+};
+Logged LogOf(uint64_t limit, size_t tail_bytes, const std::vector<std::string>& chunks) {
   TempDir dir;
   std::string path = dir.File("log");
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  OutputSink sink(fd, 10, 4, nullptr);
-  std::string all = "0123456789abcdefghijklmnopqrstuvwxyz\n";
-  for (char c : all) sink.Add(&c, 1);
+  OutputSink sink(fd, limit, tail_bytes, nullptr);
+  for (const std::string& c : chunks) sink.Add(c.data(), c.size());
   sink.Finish();
   close(fd);
-  EXPECT_TRUE(sink.truncated());
-  EXPECT_EQ(ReadFile(path),
-            "0123456789\n[ratchet: 23 bytes of output dropped; the last 4 follow]\nxyz\n");
+  return {ReadFile(path), sink.truncated(), sink.tail()};
+}
+
+TEST(OutputSinkTest, LogHeadNoteAndTail) {
+  std::vector<std::string> bytes;
+  for (char c : std::string("0123456789abcdefghijklmnopqrstuvwxyz\n")) bytes.emplace_back(1, c);
+  Logged l = LogOf(10, 4, bytes);
+  EXPECT_TRUE(l.truncated);
+  EXPECT_EQ(l.log, "0123456789\n[ratchet: 23 bytes of output dropped; the last 4 follow]\nxyz\n");
 }
 
 TEST(OutputSinkTest, JustOverTheLimitLosesNothing) {
   // The part past the limit still fits in the tail: the log has it all.
-  TempDir dir;
-  std::string path = dir.File("log");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  OutputSink sink(fd, 10, 8, nullptr);
-  std::string all = "0123456789abcdef";
-  sink.Add(all.data(), all.size());
-  sink.Finish();
-  close(fd);
-  EXPECT_FALSE(sink.truncated());
-  EXPECT_EQ(ReadFile(path), all);
+  Logged l = LogOf(10, 8, {"0123456789abcdef"});
+  EXPECT_FALSE(l.truncated);
+  EXPECT_EQ(l.log, "0123456789abcdef");
 }
 
 TEST(OutputSinkTest, UnderTheLimitIsVerbatim) {
-  TempDir dir;
-  std::string path = dir.File("log");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  OutputSink sink(fd, 100, 4, nullptr);
-  sink.Add("hello\nworld", 11);
-  sink.Finish();
-  close(fd);
-  EXPECT_FALSE(sink.truncated());
-  EXPECT_EQ(ReadFile(path), "hello\nworld");
-  EXPECT_EQ(sink.tail(), "orld");
+  Logged l = LogOf(100, 4, {"hello\n", "world"});
+  EXPECT_FALSE(l.truncated);
+  EXPECT_EQ(l.log, "hello\nworld");
+  EXPECT_EQ(l.tail, "orld");
 }
 
 }  // namespace
