@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exec/local_runner.h"
@@ -217,6 +218,25 @@ TEST_P(HostileRunTest, NothingOutlivesAKilledRatchet) {
   kill(fake_ratchet, SIGKILL);
   int status;
   ASSERT_EQ(waitpid(fake_ratchet, &status, 0), fake_ratchet);
+  std::vector<pid_t> pids = ReadPids(pids_);
+  EXPECT_TRUE(testing::WaitFor([&] { return Survivors(pids).empty(); }, 5))
+      << "still alive: " << Survivors(pids);
+}
+
+TEST_P(HostileRunTest, ASupervisorKilledFromOutsideIsReported) {
+  // Nothing should kill the supervisor, but if something does, the command
+  // dies with it (parent-death signal) and the result says what happened.
+  RunSpec spec = Shell("echo $$ >> " + pids_ + "; exec sleep 30");
+  RunResult r;
+  std::thread run([&] { r = Runner().Run(spec); });
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPids(pids_).size() == 1; }, 10));
+  std::vector<pid_t> supervisors = OwnChildren();
+  ASSERT_EQ(supervisors.size(), 1u);
+  kill(supervisors[0], SIGKILL);
+  run.join();
+  EXPECT_EQ(r.end, End::kSignaled);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_NE(r.error.find("the run supervisor died unexpectedly"), std::string::npos) << r.error;
   std::vector<pid_t> pids = ReadPids(pids_);
   EXPECT_TRUE(testing::WaitFor([&] { return Survivors(pids).empty(); }, 5))
       << "still alive: " << Survivors(pids);

@@ -46,7 +46,15 @@ std::vector<pid_t> ReadPids(const std::string& path) {
   return pids;
 }
 
-bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+bool Alive(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+  // A zombie has ended; it only waits for its parent to reap it.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
 
 std::string Survivors(const std::vector<pid_t>& pids) {
   std::string out;

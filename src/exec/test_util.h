@@ -31,7 +31,7 @@ void WriteFile(const std::string& path, const std::string& content);
 /// The pids in a file, one per line (a missing file has none).
 std::vector<pid_t> ReadPids(const std::string& path);
 
-/// True while the process exists (zombies included).
+/// True while the process exists and has not ended (a zombie has).
 bool Alive(pid_t pid);
 
 /// The pids of this test's processes still alive, as "pid pid ..." ("" when
