@@ -1,7 +1,7 @@
 // Finding a process's descendants through /proc.
 //
 // Used in two places: by the run supervisor (supervisor.h), which runs in a
-// forked copy of a multithreaded program and so may only make system calls,
+// clone or fork of a multithreaded program and so may only make system calls,
 // and by the runner to sample the memory of a run's process tree. Hence the
 // plain-C shape: no allocation, no locks, no stdio.
 #pragma once
