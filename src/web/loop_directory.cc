@@ -92,18 +92,11 @@ bool ProcessAlive(long long pid) {
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-bool LoopDirectory::LoadDetail(int id, ExperimentDetail* out, std::string* err) {
-  std::vector<Experiment> all;
-  if (!parts_.ledger->LoadExperiments(&all, err)) return false;
-  auto it = std::find_if(all.begin(), all.end(), [id](const Experiment& e) { return e.id == id; });
-  if (it == all.end()) {
-    *err = "no experiment " + std::to_string(id);
-    return false;
-  }
-  out->experiment = *it;
-  if (!parts_.ledger->LoadRuns(id, &out->runs, err)) return false;
-  LoadDiff(*it, out);
-  LoadLog(*it, out);
+bool LoopDirectory::LoadDetail(const Experiment& exp, ExperimentDetail* out, std::string* err) {
+  out->experiment = exp;
+  if (!parts_.ledger->LoadRuns(exp.id, &out->runs, err)) return false;
+  LoadDiff(exp, out);
+  LoadLog(exp, out);
   return true;
 }
 

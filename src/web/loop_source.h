@@ -72,8 +72,9 @@ class LoopSource {
   /// The same for live.json.
   virtual std::string LiveStamp() = 0;
   virtual LiveView LoadLive() = 0;
-  /// False with a message when there is no experiment `id`.
-  virtual bool LoadDetail(int id, ExperimentDetail* out, std::string* err) = 0;
+  /// Runs, diff and log of `exp` (a row from LoadLedger). False with a
+  /// message when its runs cannot be read.
+  virtual bool LoadDetail(const Experiment& exp, ExperimentDetail* out, std::string* err) = 0;
 };
 
 }  // namespace ratchet

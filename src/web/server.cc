@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -204,14 +205,23 @@ void DashboardServer::Route() {
   http.Get(R"(/api/experiment/(\d{1,9}))",
            [this](const httplib::Request& req, httplib::Response& res) {
              int id = std::stoi(req.matches[1].str());
+             // The row comes from the snapshot: loading the whole ledger for
+             // one click would take as long as a reload.
+             auto snap = Current();
+             const auto& all = snap->ledger->view.experiments;
+             auto it = std::lower_bound(all.begin(), all.end(), id,
+                                        [](const Experiment& e, int v) { return e.id < v; });
+             if (it == all.end() || it->id != id) {
+               return SendError(res, 404, "no experiment " + std::to_string(id));
+             }
              ExperimentDetail detail;
              std::string err;
              bool ok;
              {
                std::lock_guard<std::mutex> lock(source_mu_);
-               ok = source_->LoadDetail(id, &detail, &err);
+               ok = source_->LoadDetail(*it, &detail, &err);
              }
-             if (!ok) return SendError(res, 404, err);
+             if (!ok) return SendError(res, 500, err);
              SendBody(res, DetailJson(detail), "application/json");
            });
 
