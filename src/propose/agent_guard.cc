@@ -135,8 +135,14 @@ StateGuard::~StateGuard() { DropAsideLinks(); }
 
 bool StateGuard::Guarded(const std::string& rel) const {
   if (!IsUnder(rel, ".git") && !IsUnder(rel, ".ratchet")) return false;
-  for (const char* dir : {".git/objects", ".git/logs", kAsideDir})
+  for (const char* dir : {".git/objects", ".git/logs", ".git/lfs", kAsideDir})
     if (IsUnder(rel, dir)) return false;
+  // Submodules' repositories (.git/modules/<name>/objects, ...): content-
+  // addressed objects again, possibly large.
+  if (IsUnder(rel, ".git/modules") &&
+      (rel.find("/objects/") != std::string::npos || rel.find("/logs/") != std::string::npos ||
+       (rel.size() >= 8 && rel.compare(rel.size() - 8, 8, "/objects") == 0)))
+    return false;
   for (const char* file : {".git/index", ".git/ORIG_HEAD", ".git/FETCH_HEAD", ".git/COMMIT_EDITMSG",
                            ".git/AUTO_MERGE"})
     if (rel == file) return false;

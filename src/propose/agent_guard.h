@@ -6,7 +6,8 @@
 // back what changed and removes what appeared, and says what it found.
 //
 // What it records:
-//   - .git, except objects/, logs/, index and the transient ORIG_HEAD,
+//   - .git, except objects/, logs/, lfs/ (and those of submodules),
+//     index and the transient ORIG_HEAD,
 //     FETCH_HEAD, COMMIT_EDITMSG, AUTO_MERGE: content (refs, HEAD, config,
 //     packed-refs, hooks, info/exclude, ...);
 //   - .ratchet, except live.json and the run's own log: content; the

@@ -103,6 +103,8 @@ TEST_F(GuardTest, NothingChangedIsClean) {
   // What git and ratchet write on their own is not the agent's doing.
   Write(root / ".git/index", "index refreshed by git status");
   Write(root / ".git/objects/12/3456", "new object");
+  Write(root / ".git/modules/sub/objects/ab/cd", "a submodule's object");
+  Write(root / ".git/lfs/objects/aa/bb", "a large file");
   Write(root / ".git/ORIG_HEAD", "x");
   Write(root / ".ratchet/live.json", "{}");
   GuardReport report = guard.CheckAndRestore();
