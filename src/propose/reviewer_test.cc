@@ -128,7 +128,7 @@ TEST_F(ReviewerTest, AFailingReviewerRejectsUnlessToldOtherwise) {
   EXPECT_TRUE(v.veto);
   EXPECT_NE(v.reason.find("the reviewer gave no answer"), std::string::npos) << v.reason;
 
-  review = [this](const RunSpec&) { return Exited(2, "oops"); };
+  review = [](const RunSpec&) { return Exited(2, "oops"); };
   v = Review();
   EXPECT_TRUE(v.veto);
   EXPECT_EQ(v.reason, "the reviewer exit 2 (log: .ratchet/runs/4/review.log)");
