@@ -10,7 +10,7 @@
 #   protected  edit score.sh, a protected file
 #   outside    create other.txt, which is not editable
 #   nothing    change nothing, and say so
-#   hang       sleep far past the timeout
+#   hang       sleep far past the timeout (its pid in $AGENT_LOG_DIR/hang-<n>.pid)
 #   fail       print an error and exit 3
 #   ledger     try to falsify the ledger, move the branch and rewrite the
 #              notes, then make a good edit
@@ -53,7 +53,9 @@ case "$mode" in
     echo "note" >other.txt
     report "DESCRIPTION: add a file of notes" ;;
   nothing) report "x is already as good as I can make it.\\nDESCRIPTION: no change: x looks optimal" ;;
-  hang) sleep 600 ;;
+  hang)
+    [ -n "${AGENT_LOG_DIR:-}" ] && echo $$ >"$AGENT_LOG_DIR/hang-$n.pid"
+    exec sleep 600 ;;
   fail)
     echo "agent: API error 529 overloaded" >&2
     exit 3 ;;

@@ -101,7 +101,8 @@ expect_eq "$(git -C "$L" status --porcelain)" "" "clean tree"
 expect_eq "$(git -C "$L" rev-list --count "$(sql "$L" "SELECT value FROM meta WHERE key='start_commit'")..ratchet/main")" "2" "two kept commits"
 expect_eq "$(git -C "$L" show ratchet/main:score.sh | tail -1)" 'echo "score: $(( (x - 3) * (x - 3) ))"' "score.sh untouched"
 # The hung agent was killed with its whole process group.
-if pgrep -f "sleep 600" >/dev/null; then fail "the hung agent's sleep is still running"; fi
+hung=$(cat "$AGENT_LOG_DIR/hang-5.pid")
+if pid_alive "$hung"; then fail "the hung agent (pid $hung) is still running"; fi
 [ "$took" -lt 60 ] || fail "the loop took ${took}s"
 
 # With a working sandbox, .git and .ratchet are read-only to the agent: its
