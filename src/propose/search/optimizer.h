@@ -12,8 +12,10 @@
 //   local   Gaussian steps around the incumbent; the step grows after an
 //           improvement and shrinks after a miss (the 1/5 success rule).
 //   gp      Gaussian-process regression (Matern 5/2, per-parameter length
-//           scales, a Hamming distance for choices) with expected improvement,
-//           weighted by the chance of not failing.
+//           scales, a Hamming distance for choices) on log-compressed results
+//           with expected improvement; a failure enters the model as the
+//           worst result seen and the acquisition is weighted by the chance
+//           of not failing.
 //   auto    (default) a Latin hypercube initial design, then gp; tpe when the
 //           gp cannot be fitted.
 // Every algorithm: proposes only points inside the space that satisfy the
