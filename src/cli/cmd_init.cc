@@ -49,12 +49,17 @@ bool Copy(const fs::path& from, const fs::path& to, std::string* err) {
   return true;
 }
 
-// Copies the template: its own files, then the files its `include` list
-// names from the ratchet tree ("<path in ratchet> <path in the loop>").
-bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::string* err) {
+// Copies the template into `dest`: its own files (but not its README.md,
+// which documents the template), then the files its `include` list names
+// from the ratchet tree ("<path in ratchet> <path in the loop>"). *copied
+// gets the loop-relative paths written.
+bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::vector<std::string>* copied,
+                  std::string* err) {
   for (const auto& entry : fs::directory_iterator(tmpl)) {
-    if (entry.path().filename() == "include") continue;
-    if (!Copy(entry.path(), dest / entry.path().filename(), err)) return false;
+    const std::string name = entry.path().filename();
+    if (name == "include" || name == "README.md") continue;
+    if (!Copy(entry.path(), dest / name, err)) return false;
+    copied->push_back(name);
   }
   std::ifstream include(tmpl / "include");
   std::string line;
@@ -72,8 +77,20 @@ bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::string* err) 
       return false;
     }
     if (!Copy(source, dest / to, err)) return false;
+    copied->push_back(to);
   }
   return true;
+}
+
+// Adds the lines ratchet needs to .gitignore, unless they are there.
+void IgnoreRatchetFiles(const fs::path& dest) {
+  std::string text;
+  std::string err;
+  ReadWholeFile((dest / ".gitignore").string(), &text, &err);
+  std::ofstream ignore(dest / ".gitignore", std::ios::app);
+  if (!text.empty() && text.back() != '\n') ignore << "\n";
+  for (const char* line : {".ratchet/", "results.tsv"})
+    if (text.find(line) == std::string::npos) ignore << line << "\n";
 }
 
 RunResult RunGit(const std::vector<std::string>& args, const fs::path& dir) {
@@ -110,27 +127,44 @@ int Init(const InitOptions& options) {
     for (const std::string& n : TemplateNames()) known += (known.empty() ? "" : ", ") + n;
     return Fail("no template '" + options.name + "'; known: " + known);
   }
-  fs::path dest = fs::absolute(options.dir);
+  fs::path dest = fs::absolute(options.dir).lexically_normal();
   std::error_code ec;
-  if (fs::exists(dest) && !fs::is_empty(dest, ec))
-    return Fail(options.dir + " already exists and is not empty");
-  fs::create_directories(dest, ec);
-  if (ec) return Fail("cannot create " + dest.string() + ": " + ec.message());
   std::string err;
-  if (!CopyTemplate(tmpl, dest, &err)) {
-    fs::remove_all(dest, ec);  // leave nothing half-made behind
-    return Fail(err);
+  std::vector<std::string> copied;
+  const std::string message = "ratchet init --template " + options.name;
+
+  if (fs::exists(dest) && !fs::is_empty(dest, ec)) {
+    // Adopting an existing project (e.g. a checkout of autoresearch): only a
+    // clean git repository, so the template's files form one commit of their own.
+    RunResult status = RunGit({"status", "--porcelain"}, dest);
+    if (!fs::exists(dest / ".git") || !status.ok())
+      return Fail(options.dir + " is not empty and not a git repository; give a new directory");
+    if (!status.tail.empty())
+      return Fail(options.dir + " has uncommitted changes; commit or stash them first");
+    if (!CopyTemplate(tmpl, dest, &copied, &err)) return Fail(err);
+    IgnoreRatchetFiles(dest);
+    std::vector<std::string> add = {"add", "--", ".gitignore"};
+    add.insert(add.end(), copied.begin(), copied.end());
+    if (!Git(add, dest, &err) || !Git({"commit", "-q", "-m", message}, dest, &err))
+      return Fail(err);
+    std::cout << "added the " << options.name << " template to " << dest.string()
+              << " (one commit: " << copied.size() << " files and .gitignore)\n";
+  } else {
+    fs::create_directories(dest, ec);
+    if (ec) return Fail("cannot create " + dest.string() + ": " + ec.message());
+    if (!CopyTemplate(tmpl, dest, &copied, &err)) {
+      fs::remove_all(dest, ec);  // leave nothing half-made behind
+      return Fail(err);
+    }
+    IgnoreRatchetFiles(dest);
+    if (!Git({"init", "-q", "-b", "main"}, dest, &err) || !Git({"add", "-A"}, dest, &err) ||
+        !Git({"commit", "-q", "-m", message}, dest, &err)) {
+      fs::remove_all(dest, ec);
+      return Fail(err);
+    }
+    std::cout << "created " << dest.string() << " from the " << options.name << " template\n";
   }
-  std::ofstream ignore(dest / ".gitignore", std::ios::app);
-  ignore << ".ratchet/\nresults.tsv\n";
-  ignore.close();
-  if (!Git({"init", "-q", "-b", "main"}, dest, &err) || !Git({"add", "-A"}, dest, &err) ||
-      !Git({"commit", "-q", "-m", "ratchet init --template " + options.name}, dest, &err)) {
-    fs::remove_all(dest, ec);
-    return Fail(err);
-  }
-  std::cout << "created " << dest.string() << " from the " << options.name << " template\n"
-            << "next: ratchet run " << options.dir << "\n";
+  std::cout << "next: ratchet run " << options.dir << "\n";
   return 0;
 }
 
@@ -139,10 +173,14 @@ int Init(const InitOptions& options) {
 void AddInitCommand(CLI::App& app) {
   auto options = std::make_shared<InitOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "init", "Create a loop directory DIR from a template, as a new git repository");
+      "init",
+      "Create a loop directory DIR from a template, as a new git repository; or, when DIR is "
+      "a clean git repository already (e.g. a checkout of autoresearch), add the template's "
+      "files to it in one commit");
   cmd->add_option("--template,-t", options->name, "Template name (templates/ in ratchet)")
       ->capture_default_str();
-  cmd->add_option("dir", options->dir, "The new loop directory (must not exist or be empty)")
+  cmd->add_option("dir", options->dir,
+                  "The loop directory: new, empty, or a clean git repository to adopt")
       ->required();
   cmd->callback([options] { ExitCode() = Init(*options); });
 }

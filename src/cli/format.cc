@@ -21,7 +21,7 @@ std::string Short(const std::string& sha) { return sha.substr(0, 7); }
 std::string ExperimentLine(const Experiment& e, const Experiment* before, const LoopConfig*,
                            const std::string& metric_name) {
   char head[64];
-  std::snprintf(head, sizeof head, "#%-4d %-14s", e.id, StatusName(e.status));
+  std::snprintf(head, sizeof head, "#%-4d %-15s", e.id, StatusName(e.status));
   std::string line = head;
   char metric[96];
   if (e.metric) {

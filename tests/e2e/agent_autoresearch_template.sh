@@ -49,12 +49,14 @@ echo "[project]" >"$A/pyproject.toml"
 echo "# autoresearch: the agent runs the loop itself. NEVER STOP." >"$A/program.md"
 git_init "$A"
 
-# Adopt the template, as its README says.
-T=$RATCHET_HOME/templates/autoresearch
-cp "$T/ratchet.toml" "$T/program.md" "$A/"
-printf '.ratchet/\nresults.tsv\nrun.log\n' >>"$A/.gitignore"
-git -C "$A" add ratchet.toml program.md .gitignore
-git -C "$A" commit -qm "run the loop under ratchet"
+# Adopt the template, as its README says: one commit on the clean checkout.
+before=$(git -C "$A" rev-parse HEAD)
+"$RATCHET" init --template autoresearch "$A" >/dev/null || fail "ratchet init on the checkout failed"
+expect_eq "$(git -C "$A" rev-parse HEAD~1)" "$before" "init adds one commit"
+expect_eq "$(git -C "$A" status --porcelain)" "" "init leaves the tree clean"
+expect_eq "$(git -C "$A" show --name-only --format= HEAD | sort | tr '\n' ' ')" ".gitignore program.md ratchet.toml " "init commits the template files"
+expect_contains "$(cat "$A/program.md")" "ratchet" "the template's program.md replaces the original"
+[ ! -e "$A/README.md" ] || fail "the template's README was copied"
 
 prompt=$("$RATCHET" prompt "$A" 2>/dev/null) || fail "ratchet prompt failed"
 expect_contains "$prompt" "Edit only these files: \`train.py\`" "prompt: editable"
