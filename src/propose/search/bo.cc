@@ -76,6 +76,36 @@ struct Model {
   }
 };
 
+// Bounds the cost of a long loop (the fit is cubic in the rows): the best
+// results and the most recent ones carry what matters for the next point.
+void TrimForCost(std::vector<const Observation*>* values,
+                 std::vector<const Observation*>* failures) {
+  constexpr size_t kMaxValues = 120, kMaxFailures = 100;
+  if (values->size() > kMaxValues) {
+    std::vector<size_t> order(values->size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return (*values)[a]->value < (*values)[b]->value; });
+    std::vector<bool> keep(values->size(), false);
+    for (size_t k = 0; k < kMaxValues / 2; ++k) keep[order[k]] = true;
+    size_t kept = kMaxValues / 2;
+    for (size_t k = values->size(); k-- > 0 && kept < kMaxValues;) {
+      if (!keep[k]) {
+        keep[k] = true;
+        ++kept;
+      }
+    }
+    std::vector<const Observation*> trimmed;
+    for (size_t k = 0; k < values->size(); ++k) {
+      if (keep[k]) trimmed.push_back((*values)[k]);
+    }
+    *values = std::move(trimmed);
+  }
+  if (failures->size() > kMaxFailures) {
+    failures->erase(failures->begin(), failures->end() - kMaxFailures);
+  }
+}
+
 }  // namespace
 
 bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history, Rng& rng,
@@ -83,6 +113,9 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
   std::vector<const Observation*> values, failures;
   SplitObservations(history, &values, &failures);
   if (values.size() < 3) return false;
+  const double fail_prior =
+      (static_cast<double>(failures.size()) + 1) / (static_cast<double>(history.size()) + 2);
+  TrimForCost(&values, &failures);
   Model model;
   model.ctx = &ctx;
   std::vector<double> y;
@@ -104,8 +137,7 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
   std::vector<bool> categorical(ctx.dims());
   for (size_t i = 0; i < ctx.dims(); ++i) categorical[i] = ctx.IsChoice(i);
   if (!model.gp.Fit(x, z, categorical)) return false;
-  model.fail_prior =
-      (static_cast<double>(failures.size()) + 1) / (static_cast<double>(history.size()) + 2);
+  model.fail_prior = fail_prior;
   const double exploration = ctx.exploration(0.5);
   model.margin = std::max(0.0, exploration - 0.5);
 

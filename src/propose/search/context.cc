@@ -191,7 +191,8 @@ bool SearchContext::Enumerate(size_t limit, std::vector<Point>* out) const {
   return true;
 }
 
-bool SearchContext::SampleAdmissible(Rng& rng, int tries, Point* out) const {
+bool SearchContext::SampleAdmissible(Rng& rng, int tries, Point* out, bool* exhausted) const {
+  *exhausted = false;
   for (int t = 0; t < tries; ++t) {
     Point p = RandomPoint(rng);
     if (Admissible(p)) {
@@ -200,9 +201,12 @@ bool SearchContext::SampleAdmissible(Rng& rng, int tries, Point* out) const {
     }
   }
   std::vector<Point> all;
-  if (Enumerate(200000, &all) && !all.empty()) {
-    *out = all[rng.Below(static_cast<int>(all.size()))];
-    return true;
+  if (Enumerate(200000, &all)) {
+    if (!all.empty()) {
+      *out = all[rng.Below(static_cast<int>(all.size()))];
+      return true;
+    }
+    *exhausted = true;
   }
   return false;
 }

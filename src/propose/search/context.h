@@ -54,8 +54,10 @@ class SearchContext {
   /// a choice changes with probability `dim_prob` to another allowed value.
   Point Perturb(const Point& center, double step, double dim_prob, Rng& rng) const;
   /// Draws uniform points until one is admissible (up to `tries`), then, for
-  /// a small discrete space, picks among all admissible points.
-  bool SampleAdmissible(Rng& rng, int tries, Point* out) const;
+  /// a small discrete space, picks among all admissible points. On failure
+  /// *exhausted says whether every point was enumerated (all tried or
+  /// excluded) rather than only missed by the draws.
+  bool SampleAdmissible(Rng& rng, int tries, Point* out, bool* exhausted) const;
   /// Every admissible point when all free parameters are discrete and there
   /// are at most `limit` combinations; false otherwise.
   bool Enumerate(size_t limit, std::vector<Point>* out) const;

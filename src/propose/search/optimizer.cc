@@ -130,10 +130,12 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
       break;
   }
   if (!found) {
-    if (!ctx.SampleAdmissible(rng, 2000, &out->point)) {
-      *err =
-          "no admissible point left: every point the space, its constraints and the hints "
-          "allow has been tried";
+    bool exhausted = false;
+    if (!ctx.SampleAdmissible(rng, 5000, &out->point, &exhausted)) {
+      *err = exhausted ? "no admissible point left: every point the space, its constraints and "
+                         "the hints allow has been tried"
+                       : "found no admissible point in 5000 random draws: the constraints and "
+                         "hints leave (almost) no room in the space";
       return false;
     }
     method = algorithm == Algorithm::kRandom ? "random" : "random (fallback)";

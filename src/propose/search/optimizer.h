@@ -70,9 +70,9 @@ class Optimizer {
   /// Picks the next point. `incumbent` is the loop's current best point (the
   /// values in the files), or null to use the best observed one; frozen
   /// parameters keep its values and local search steps from it. `salt`
-  /// varies the random stream between rounds (the experiment id). Fails when
-  /// no admissible point is left (every point tried) or the hints are
-  /// impossible.
+  /// varies the random stream between rounds (the experiment id). Fails with
+  /// "no admissible point left: ..." when every point has been tried, and
+  /// with another message when the hints are bad or leave no room.
   bool Suggest(const std::vector<Observation>& history, const SearchHints& hints,
                const Point* incumbent, uint64_t salt, Suggestion* out, std::string* err) const;
 

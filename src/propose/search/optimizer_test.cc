@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "propose/search/rng.h"
 #include "propose/search/test_util.h"
 
 namespace ratchet {
@@ -321,6 +322,42 @@ TEST(OptimizerTest, LocalStepGrowsAfterImprovementsAndShrinksAfterMisses) {
   const double missing = step_after({1, 2, 3, 4, 5});
   EXPECT_GT(improving, 0.1);
   EXPECT_LT(missing, 0.1);
+}
+
+}  // namespace
+}  // namespace ratchet
+
+namespace ratchet {
+namespace {
+
+TEST(OptimizerTest, ImpossibleConstraintsAreNotCalledExhaustion) {
+  const SearchSpace space = testing::MakeSpace({testing::Float("X", 0, 1)}, {"X > 2"});
+  Study study(&space, SearchOptions());
+  Point p;
+  std::string err;
+  EXPECT_FALSE(study.Ask(&p, &err));
+  EXPECT_NE(err.find("found no admissible point"), std::string::npos) << err;
+}
+
+TEST(OptimizerTest, LongHistoriesAreTrimmedForTheModel) {
+  // 145 results and 55 failures: the model keeps the best and latest results.
+  const SearchSpace space =
+      testing::MakeSpace({testing::Float("X", 0, 1), testing::Float("Y", 0, 1)});
+  std::vector<Observation> history;
+  Rng rng(1);
+  for (int k = 0; k < 200; ++k) {
+    const Point p{space.Snap(0, rng.Uniform()), space.Snap(1, rng.Uniform())};
+    const double v = (p[0] - 0.3) * (p[0] - 0.3) + (p[1] - 0.6) * (p[1] - 0.6);
+    history.push_back({p, k % 11 < 3 ? Observation::Kind::kFailed : Observation::Kind::kValue, v});
+  }
+  SearchOptions options;
+  options.algorithm = Algorithm::kGp;
+  Suggestion s;
+  std::string err;
+  ASSERT_TRUE(Optimizer(&space, options).Suggest(history, SearchHints(), nullptr, 1, &s, &err))
+      << err;
+  EXPECT_EQ(s.method, "gp");
+  EXPECT_LT(std::fabs(s.point[0] - 0.3) + std::fabs(s.point[1] - 0.6), 0.3);
 }
 
 }  // namespace
