@@ -243,6 +243,7 @@ void CausalSoftmax(float* s, int rows, int T, float scale) {
     const int i = r % T;
     float* row = s + static_cast<size_t>(r) * T;
     float max = -INFINITY;
+#pragma omp simd reduction(max : max)
     for (int j = 0; j <= i; ++j) max = std::max(max, row[j]);
     max *= scale;
     float sum = 0;
@@ -281,6 +282,7 @@ double CrossEntropyInPlace(float* logits, const uint8_t* targets, int N, int V, 
   for (int n = 0; n < N; ++n) {
     float* row = logits + static_cast<size_t>(n) * V;
     float max = row[0];
+#pragma omp simd reduction(max : max)
     for (int v = 1; v < V; ++v) max = std::max(max, row[v]);
     const float target = row[targets[n]] - max;
     float sum = 0;
