@@ -4,7 +4,7 @@
 
 #include "core/runner.h"
 #include "core/workspace.h"
-#include "propose/agent_guard.h"
+#include "propose/state_guard.h"
 #include "propose/agent_output.h"
 #include "propose/prompt_inputs.h"
 

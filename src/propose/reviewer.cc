@@ -4,7 +4,7 @@
 
 #include "core/accept.h"
 #include "propose/agent_command.h"
-#include "propose/agent_guard.h"
+#include "propose/state_guard.h"
 #include "propose/agent_output.h"
 #include "propose/prompt_builder.h"
 

@@ -4,6 +4,7 @@
 #include "core/runner.h"
 #include "core/workspace.h"
 #include "propose/history_json.h"
+#include "propose/state_guard.h"
 
 namespace ratchet {
 namespace {
@@ -48,8 +49,22 @@ class ScriptProposer : public Proposer {
     spec.log_path = request.run_dir + "/propose.log";
     spec.cancel = request.cancel;
     spec.readonly_paths = {request.worktree + "/.git", request.worktree + "/.ratchet"};
+    // The sandbox keeps the script out of .git and .ratchet where it works;
+    // the guard holds either way (see state_guard.h).
+    StateGuard guard;
+    if (!guard.Capture(request.worktree, {rel_dir + "/propose.log"}, &err)) {
+      p.reason = "cannot record ratchet's state before running the script: " + err;
+      return p;
+    }
     RunResult result = deps_.runner->Run(spec);
+    GuardReport report = guard.CheckAndRestore();
     const std::string log = " (log: " + rel_dir + "/propose.log)";
+    if (!report.clean()) {
+      p.reason = "the propose script " + report.Describe() +
+                 "; .git and .ratchet are ratchet's, a proposer must not write them" + log;
+      p.stop_loop = report.fatal;
+      return p;
+    }
     if (!result.ok()) {
       p.reason = "propose script " + result.Describe() + log;
       return p;

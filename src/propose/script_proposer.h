@@ -7,7 +7,8 @@
 // every experiment so far, see history_json.h) and RATCHET_GUIDANCE (outer
 // loop guidance, one line each) in its environment. It edits the files in
 // place and prints a one-line description of its change as its last line of
-// output. A non-zero exit or the timeout is a failed proposal. Its output is
+// output. A non-zero exit, the timeout, or a write to .git or .ratchet is a
+// failed proposal (see state_guard.h). Its output is
 // kept in .ratchet/runs/<id>/propose.log. Where a sandbox works, .git and
 // .ratchet are read-only to it.
 #pragma once

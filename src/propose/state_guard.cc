@@ -1,4 +1,4 @@
-#include "propose/agent_guard.h"
+#include "propose/state_guard.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

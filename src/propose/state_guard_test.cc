@@ -1,7 +1,7 @@
 // The guard against real files: a real git directory layout, and a real
 // SQLite ledger in WAL mode held open by "ratchet" while another process
 // (the sqlite3 shell, standing in for an agent) writes to it.
-#include "propose/agent_guard.h"
+#include "propose/state_guard.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
