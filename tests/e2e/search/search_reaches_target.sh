@@ -5,7 +5,9 @@
 # experiments, resumes from the ledger and reaches stop.target; every
 # proposal is new, inside the space and its constraint, and only the three
 # literals of toy.cpp ever change.
-source "$(dirname "$0")/../lib.sh"
+here=$(dirname "$0")
+# Works from tests/e2e/search/ and, once registered, from tests/e2e/.
+if [ -f "$here/lib.sh" ]; then source "$here/lib.sh"; else source "$here/../lib.sh"; fi
 
 L=$WORK/loop
 mkdir -p "$L"
@@ -73,18 +75,18 @@ out=$("$RATCHET" run "$L" 2>&1) || fail "resumed run failed: $out"
 expect_contains "$out" "reached stop.target" "stop reason"
 
 # Every candidate came from the search, with its parameters.
-expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE baseline=0 AND (proposer!='search' OR params_json='')")" \
+expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE baseline=0 AND (proposer!='search' OR params='')")" \
   "0" "candidates without search parameters"
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE status='crash'")" "0" "crashes"
 # Never the same point twice.
-expect_eq "$(sql "$L" "SELECT count(*) - count(DISTINCT params_json) FROM experiments WHERE baseline=0")" \
+expect_eq "$(sql "$L" "SELECT count(*) - count(DISTINCT params) FROM experiments WHERE baseline=0")" \
   "0" "repeated points"
 # Inside the space and the constraint.
 bad=$(sql "$L" "SELECT id FROM experiments WHERE baseline=0 AND NOT (
-  json_extract(params_json,'$.LR') BETWEEN 0.0001 AND 1.0 AND
-  json_extract(params_json,'$.WIDTH') BETWEEN 8 AND 128 AND json_extract(params_json,'$.WIDTH') % 8 = 0 AND
-  json_extract(params_json,'$.MOMENTUM') BETWEEN 0.0 AND 0.99 AND
-  (json_extract(params_json,'$.WIDTH') <= 96 OR json_extract(params_json,'$.LR') < 0.1))")
+  json_extract(params,'$.LR') BETWEEN 0.0001 AND 1.0 AND
+  json_extract(params,'$.WIDTH') BETWEEN 8 AND 128 AND json_extract(params,'$.WIDTH') % 8 = 0 AND
+  json_extract(params,'$.MOMENTUM') BETWEEN 0.0 AND 0.99 AND
+  (json_extract(params,'$.WIDTH') <= 96 OR json_extract(params,'$.LR') < 0.1))")
 expect_eq "$bad" "" "proposals outside the space"
 best=$(sql "$L" "SELECT min(metric) FROM experiments")
 expect_eq "$(awk -v b="$best" 'BEGIN { print (b <= 0.05) ? "yes" : "no" }')" "yes" "best score $best"
