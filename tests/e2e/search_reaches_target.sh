@@ -7,7 +7,7 @@
 # literals of toy.cpp ever change.
 here=$(dirname "$0")
 # Works from tests/e2e/search/ and, once registered, from tests/e2e/.
-if [ -f "$here/lib.sh" ]; then source "$here/lib.sh"; else source "$here/../lib.sh"; fi
+source "$here/lib.sh"
 
 L=$WORK/loop
 mkdir -p "$L"
