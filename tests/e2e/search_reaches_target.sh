@@ -6,7 +6,6 @@
 # proposal is new, inside the space and its constraint, and only the three
 # literals of toy.cpp ever change.
 here=$(dirname "$0")
-# Works from tests/e2e/search/ and, once registered, from tests/e2e/.
 source "$here/lib.sh"
 
 L=$WORK/loop
