@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "store/json_fields.h"
+
 namespace ratchet {
 namespace {
 
@@ -46,13 +48,6 @@ json LiveObject(const LiveView& live) {
           {"stop_reason", live.stop_reason}};
 }
 
-json MetricsObject(const std::map<std::string, double>& metrics) {
-  json out = json::object();
-  for (const auto& [name, value] : metrics) {
-    out[name] = std::isfinite(value) ? json(value) : json(nullptr);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -175,41 +170,9 @@ std::string DetailJson(const ExperimentDetail& d) {
                     {"timed_out", r.timed_out},
                     {"wall_s", r.wall_s},
                     {"metric", r.metric ? json(*r.metric) : json(nullptr)},
-                    {"metrics", MetricsObject(r.metrics)}});
+                    {"metrics", MetricsJson(r.metrics)}});
   }
-  json exp = {{"id", e.id},
-              {"session_id", e.session_id},
-              {"phase", PhaseName(e.phase)},
-              {"status", StatusName(e.status)},
-              {"reason", e.reason},
-              {"baseline", e.baseline},
-              {"parent_commit", e.parent_commit},
-              {"candidate_commit", e.candidate_commit},
-              {"proposer", e.proposer},
-              {"description", e.description},
-              {"hypothesis", e.hypothesis},
-              {"params", e.params_json},
-              {"metric", e.metric ? json(*e.metric) : json(nullptr)},
-              {"metric_stddev", e.metric_stddev},
-              {"metric_n", e.metric_n},
-              {"metrics", MetricsObject(e.metrics)},
-              {"started_at", e.started_at},
-              {"finished_at", e.finished_at},
-              {"propose_s", e.propose_s},
-              {"build_s", e.build_s},
-              {"run_s", e.run_s},
-              {"cpu_s", e.cpu_s},
-              {"peak_rss_mb", e.peak_rss_mb},
-              {"exit_code", e.exit_code},
-              {"signal", e.signal},
-              {"diff_stat", e.diff_stat},
-              {"files_changed", e.files_changed},
-              {"log_path", e.log_path},
-              {"usage",
-               {{"input_tokens", e.usage.input_tokens},
-                {"output_tokens", e.usage.output_tokens},
-                {"cost_usd", e.usage.cost_usd}}},
-              {"mechanisms", e.mechanisms}};
+  json exp = ExperimentJson(e);
   json out = {{"experiment", std::move(exp)},
               {"runs", std::move(runs)},
               {"diff",

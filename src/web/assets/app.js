@@ -540,7 +540,7 @@
       ['parent', e.parent_commit], ['candidate', e.candidate_commit], ['diff stat', e.diff_stat],
       ['started', fmtTime(e.started_at)], ['propose / build / run', fmtDur(e.propose_s) + ' / ' + fmtDur(e.build_s) + ' / ' + fmtDur(e.run_s)],
       ['exit', e.signal ? 'signal ' + e.signal : e.exit_code], ['peak memory', e.peak_rss_mb ? fmtNum(e.peak_rss_mb) + ' MB' : ''],
-      ['params', e.params], ['mechanisms', (e.mechanisms || []).join(', ')]]));
+      ['params', e.params && typeof e.params === 'object' ? JSON.stringify(e.params) : e.params], ['mechanisms', (e.mechanisms || []).join(', ')]]));
     html.push('<h3>metrics</h3>');
     const metrics = Object.entries(e.metrics || {});
     html.push(metrics.length ? kv(metrics.map(([k, v]) => [k, fmtNum(v) + (k === loop.metric && e.metric_n > 1 ? ' \u00b1 ' + fmtNum(e.metric_stddev) + ' (n=' + e.metric_n + ')' : '')])) : '<p class="note">no metrics</p>');
