@@ -1,0 +1,99 @@
+#include "outer/bandit.h"
+
+#include <gtest/gtest.h>
+
+#include "outer/search_points.h"
+#include "outer/test_trace.h"
+
+namespace ratchet {
+namespace {
+
+using testing::Trace;
+
+std::unique_ptr<BanditMechanism> Make(const BanditOptions& options, const SearchSpace* space) {
+  BuiltinContext ctx;
+  ctx.space = space;
+  std::unique_ptr<BanditMechanism> b;
+  std::string err;
+  EXPECT_TRUE(BanditMechanism::Create(ctx, options, &b, &err)) << err;
+  return b;
+}
+
+// One proposal and its result: the arm's step, and the experiment kept or not.
+double Pull(BanditMechanism* b, Trace* t, bool keep) {
+  Guidance g;
+  b->BeforePropose(t->View(), &g);
+  const double step = GetHint(g, "step").get<double>();
+  t->Add(keep ? Status::kKeep : Status::kDiscard, 1);
+  b->OnResult(t->View(), t->history.back());
+  return step;
+}
+
+TEST(Bandit, TriesEveryArmThenFavoursTheOneThatKeeps) {
+  BanditOptions options;
+  options.steps = {0.01, 0.1, 0.4};
+  auto b = Make(options, nullptr);
+  Trace t;
+  t.Baseline(10);
+  // Each arm once, in order; only 0.1 is rewarded.
+  EXPECT_EQ(Pull(b.get(), &t, false), 0.01);
+  EXPECT_EQ(Pull(b.get(), &t, true), 0.1);
+  EXPECT_EQ(Pull(b.get(), &t, false), 0.4);
+  int best = 0;
+  for (int i = 0; i < 20; ++i) {
+    const double step = Pull(b.get(), &t, false);
+    best += step == 0.1;
+  }
+  // UCB keeps trying the others now and then, but mostly the rewarded arm.
+  EXPECT_GE(best, 8);
+  EXPECT_EQ(b->arms()[1].reward, 1);
+  EXPECT_EQ(b->arms()[0].pulls + b->arms()[1].pulls + b->arms()[2].pulls, 23);
+  EXPECT_EQ(b->calls().at("on_result"), 23);
+}
+
+TEST(Bandit, LeavesAForcedProposalAloneAndIgnoresProposalsThatNeverRan) {
+  auto b = Make(BanditOptions(), nullptr);
+  Trace t;
+  t.Baseline(10);
+  Guidance g;
+  g.search_hints_json = R"({"next":{"X":0.5}})";
+  b->BeforePropose(t.View(), &g);
+  EXPECT_TRUE(GetHint(g, "step").is_null());
+  EXPECT_TRUE(b->acted().empty());
+  Guidance g2;
+  b->BeforePropose(t.View(), &g2);
+  t.Add(Status::kRejected, std::nullopt);
+  b->OnResult(t.View(), t.history.back());
+  for (const BanditArm& a : b->arms()) EXPECT_EQ(a.pulls, 0);
+}
+
+TEST(Bandit, ArmsOverParametersAndFamilies) {
+  const SearchSpace space = testing::SmallSpace();
+  BanditOptions options;
+  options.over = "params";
+  auto b = Make(options, &space);
+  ASSERT_EQ(b->arms().size(), 3u);
+  EXPECT_EQ(b->arms()[0].hints.dump(), R"({"active":["X"]})");
+
+  options.over = "families";
+  options.families = {"change the optimiser", "change the architecture"};
+  auto f = Make(options, nullptr);
+  Trace t;
+  t.Baseline(1);
+  Guidance g;
+  f->BeforePropose(t.View(), &g);
+  ASSERT_EQ(g.text.size(), 1u);
+  EXPECT_EQ(g.text[0], "Kind of change to try now: change the optimiser");
+
+  BuiltinContext none;
+  std::unique_ptr<BanditMechanism> out;
+  std::string err;
+  options.over = "params";
+  EXPECT_FALSE(BanditMechanism::Create(none, options, &out, &err));
+  EXPECT_NE(err.find("needs the search proposer"), std::string::npos) << err;
+  options.over = "colours";
+  EXPECT_FALSE(BanditMechanism::Create(none, options, &out, &err));
+}
+
+}  // namespace
+}  // namespace ratchet
