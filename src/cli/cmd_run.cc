@@ -15,8 +15,10 @@
 #include "core/engine.h"
 #include "exec/local_runner.h"
 #include "exec/system_clock.h"
+#include "outer/outer_loop.h"
 #include "propose/registry.h"
 #include "propose/reviewer.h"
+#include "propose/search/search_proposer.h"
 #include "store/loop_lock.h"
 #include "store/sqlite_ledger.h"
 #include "vcs/git_repo.h"
@@ -101,6 +103,13 @@ int Run(const RunOptions& options) {
     if (!reviewer) return Fail(err);
     hooks.Add(reviewer);
   }
+  // [outer]: the outer loop watches the inner one and changes how it searches
+  // (docs/outer.md). Read now, so a bad key fails before anything is written.
+  OuterConfig outer_config;
+  if (config.outer.present()) {
+    ConfigSection section = config.outer;
+    if (!ReadOuterConfig(section, &outer_config, &err)) return Fail(err);
+  }
 
   EngineDeps deps;
   deps.clock = SystemClock();
@@ -132,6 +141,21 @@ int Run(const RunOptions& options) {
   if (!SqliteLedger::Open(paths.ledger, /*create=*/true, /*read_only=*/false, &ledger, &err))
     return Fail(err);
   deps.ledger = ledger.get();
+
+  std::unique_ptr<OuterLoop> outer;
+  if (config.outer.present()) {
+    OuterDeps outer_deps{&runner, &workspace, nullptr, config.seed};
+    if (const auto* search = dynamic_cast<const SearchProposer*>(proposer.get())) {
+      outer_deps.space = &search->space();
+      outer_deps.seed = search->options().seed;
+    }
+    std::vector<Experiment> history;
+    if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
+    outer = std::make_unique<OuterLoop>(outer_config, config, outer_deps);
+    if (!outer->Install(&hooks, history, &err)) return Fail(err);
+    deps.hooks = &hooks;
+    deps.outer = outer.get();
+  }
 
   TerminalReporter reporter(config, paths.live, SystemClock(), deps.pid, stdout);
   deps.reporter = &reporter;
