@@ -7,6 +7,9 @@
 # row is printed, then the medians.
 #   bench/gpt/run.sh [ROUNDS] [SECONDS]      defaults: 3 rounds of 20 s
 #   OMP_NUM_THREADS (default 2), PYTHON (default /usr/bin/python3)
+#   CLOCK=cpu: every program measures CPU time per thread instead of wall-clock
+#   time (train.cpp's GPT_CLOCK=cpu, peak --clock cpu, torch_gpt.py --clock
+#   cpu), which a busy shared machine disturbs much less.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gpt=$(cd "$here/../../workloads/gpt" && pwd)
@@ -14,6 +17,7 @@ rounds=${1:-3}
 seconds=${2:-20}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 python=${PYTHON:-/usr/bin/python3}
+clock=${CLOCK:-wall}
 
 make -C "$gpt" -s -j2 build/train build/peak data/manifest.txt >/dev/null
 openblas=$("$here/get-openblas")
@@ -22,16 +26,17 @@ trap 'rm -rf "$run"' EXIT
 
 torch_run() {  # torch_run ENV... : tokens/s
   env "$@" "$python" "$here/torch_gpt.py" --train-cpp "$gpt/train.cpp" --data "$gpt/data/train.bin" \
-    --threads "$OMP_NUM_THREADS" --seconds "$seconds" | tee -a "$run/torch.log" |
+    --threads "$OMP_NUM_THREADS" --seconds "$seconds" --clock "$clock" | tee -a "$run/torch.log" |
     sed -E 's/^torch: ([0-9]+) tokens\/s.*/\1/'
 }
 
-echo "threads $OMP_NUM_THREADS, $seconds s per measurement, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "threads $OMP_NUM_THREADS, $seconds s ($clock clock) per measurement, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-5s %10s %11s %11s %8s %14s %14s %8s\n' round peak_GF cpp_tok/s cpp_GF cpp_%pk \
   torch_tok/s torch2_tok/s speedup
 for r in $(seq 1 "$rounds"); do
-  peak=$("$gpt/build/peak" --seconds 1 --rounds 3 2>/dev/null)
-  line=$(cd "$run" && GPT_DATA_DIR="$gpt/data" RATCHET_BUDGET_SECONDS="$seconds" RATCHET_RUN_DIR="$run" \
+  peak=$("$gpt/build/peak" --seconds 1 --rounds 3 --clock "$clock" 2>/dev/null)
+  line=$(cd "$run" && GPT_CLOCK="$clock" GPT_DATA_DIR="$gpt/data" RATCHET_BUDGET_SECONDS="$seconds" \
+    RATCHET_RUN_DIR="$run" \
     "$gpt/build/train" | tee -a "$run/cpp.log" | grep '^throughput:')
   cpp_tok=$(echo "$line" | sed -E 's/throughput: ([0-9]+) tokens.*/\1/')
   cpp_gf=$(echo "$line" | sed -E 's/.*tokens\/s, ([0-9.]+) GFLOP.*/\1/')

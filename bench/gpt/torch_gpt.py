@@ -147,6 +147,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="cpu: process CPU time / threads, like train.cpp's GPT_CLOCK=cpu")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -182,18 +184,23 @@ def main():
         muon.step(lr_mult)
         return loss.item()
 
+    if args.clock == "cpu":
+        clock = lambda: time.process_time() / args.threads  # noqa: E731
+    else:
+        clock = time.perf_counter
     for _ in range(args.warmup):
         step(0.1)
-    start, steps, first = time.perf_counter(), 0, None
-    while time.perf_counter() - start < args.seconds:
+    start, steps, first = clock(), 0, None
+    while clock() - start < args.seconds:
         loss = step(1.0)
         first = loss if first is None else first
         steps += 1
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     tokens = steps * B * T
     print(
         f"torch: {tokens / elapsed:.0f} tokens/s, {flops_per_token(k) * tokens / elapsed * 1e-9:.1f} "
-        f"GFLOP/s, {steps} steps in {elapsed:.1f} s, threads {torch.get_num_threads()}, "
+        f"GFLOP/s, {steps} steps in {elapsed:.1f} s ({args.clock} clock), "
+        f"threads {torch.get_num_threads()}, "
         f"loss {first:.3f} -> {loss:.3f}"
     )
 

@@ -47,8 +47,8 @@ using gpt::Post;
 // Hyperparameters. One per line as `constexpr TYPE NAME = literal;` so that a
 // search can rewrite the literals.
 constexpr int DEPTH = 4;                // transformer blocks
-constexpr int WIDTH = 256;              // model width C
-constexpr int HEADS = 4;                // attention heads; head size = WIDTH / HEADS
+constexpr int WIDTH = 192;              // model width C
+constexpr int HEADS = 3;                // attention heads; head size = WIDTH / HEADS
 constexpr int MLP_MULT = 4;             // MLP hidden size = MLP_MULT * WIDTH
 constexpr int CONTEXT = 256;            // training sequence length (>= evaluator's 256)
 constexpr int BATCH = 16;               // sequences per step
@@ -65,6 +65,7 @@ constexpr double WARMUP_FRAC = 0.02;    // fraction of the budget with a rising 
 constexpr double WARMDOWN_FRAC = 0.4;   // final fraction of the budget with a falling one
 constexpr double FINAL_LR_FRAC = 0.05;  // learning rate at the end, relative to the peak
 constexpr double ROPE_BASE = 10000.0;
+constexpr int ATTN_BLOCK = 64;            // positions per attention block (speed only)
 constexpr double MAX_LOSS = 20.0;         // a training loss above this (or NaN) stops the run
 constexpr double PROGRESS_SECONDS = 5.0;  // seconds between progress lines
 
@@ -152,12 +153,28 @@ void RmsNormBackward(const float* dy, const float* x, const float* gain, const f
   }
 }
 
-// Splits the (N, 3C) output of the qkv product into head-major q, k, v
-// (B, H, T, D), applying QK-norm (RMSNorm over each head, with a gain shared
-// by the heads) and rotary position embedding to q and k.
+// Attention works on blocks of TB positions, so that the score blocks above
+// the causal diagonal are never computed. q, k, v are stored block-major,
+// (T / TB, B, H, TB, D): every block is then a dense batch of (TB, D)
+// matrices, which oneDNN multiplies much faster than strided views of one
+// big matrix. The scores are the blocks (r, c <= r), each (B, H, TB, TB).
+inline int AttnBlock(int T) { return T % ATTN_BLOCK == 0 ? ATTN_BLOCK : T; }
+
+// Row of position t of head h of sequence b in the block-major layout.
+inline size_t HeadRow(int b, int h, int t, int B, int H, int TB) {
+  return ((static_cast<size_t>(t / TB) * B + b) * H + h) * TB + t % TB;
+}
+
+// Index of score block (r, c), c <= r, in a layer's score buffer.
+inline size_t ScoreBlock(int r, int c) { return static_cast<size_t>(r) * (r + 1) / 2 + c; }
+
+// Splits the (N, 3C) output of the qkv product into block-major q, k, v,
+// applying QK-norm (RMSNorm over each head, with a gain shared by the
+// heads) and rotary position embedding to q and k.
 void QkvForward(const float* qkv, const float* qgain, const float* kgain, const float* rope_cos,
                 const float* rope_sin, float* q, float* k, float* v, float* qrstd, float* krstd,
                 int B, int T, int H, int D) {
+  const int TB = AttnBlock(T);
   const int C = H * D, half = D / 2;
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < T; ++t) {
@@ -165,7 +182,7 @@ void QkvForward(const float* qkv, const float* qgain, const float* kgain, const 
       const float* cs = rope_cos + static_cast<size_t>(t) * half;
       const float* sn = rope_sin + static_cast<size_t>(t) * half;
       for (int h = 0; h < H; ++h) {
-        const size_t at = (static_cast<size_t>(b) * H + h) * T + t;
+        const size_t at = HeadRow(b, h, t, B, H, TB);
         for (int which = 0; which < 2; ++which) {
           const float* in = row + which * C + h * D;
           const float* gain = which == 0 ? qgain : kgain;
@@ -188,14 +205,14 @@ void QkvForward(const float* qkv, const float* qgain, const float* kgain, const 
   }
 }
 
-// The backward of QkvForward for q and k: from dq, dk (B, H, T, D) to the q
+// The backward of QkvForward for q and k: from dq, dk (block-major) to the q
 // and k columns of dqkv (N, 3C) and the gains' gradients. (The attention
 // backward writes dv into dqkv's v columns directly.) `scratch`: 2 * D floats.
 void QkvBackward(const float* dq, const float* dk, const float* qkv, const float* qgain,
                  const float* kgain, const float* qrstd, const float* krstd, const float* rope_cos,
                  const float* rope_sin, float* dqkv, float* dqgain, float* dkgain, float* scratch,
                  int B, int T, int H, int D) {
-  const int C = H * D, half = D / 2;
+  const int C = H * D, half = D / 2, TB = AttnBlock(T);
   float* un = scratch;
   float* gu = scratch + D;
   std::fill(dqgain, dqgain + D, 0.0f);
@@ -206,7 +223,7 @@ void QkvBackward(const float* dq, const float* dk, const float* qkv, const float
       const float* cs = rope_cos + static_cast<size_t>(t) * half;
       const float* sn = rope_sin + static_cast<size_t>(t) * half;
       for (int h = 0; h < H; ++h) {
-        const size_t at = (static_cast<size_t>(b) * H + h) * T + t;
+        const size_t at = HeadRow(b, h, t, B, H, TB);
         for (int which = 0; which < 2; ++which) {
           const float* grad = (which == 0 ? dq : dk) + at * D;
           const float* in = qkv + n * 3 * C + which * C + h * D;
@@ -236,41 +253,178 @@ void QkvBackward(const float* dq, const float* dk, const float* qkv, const float
   }
 }
 
-// In place on scores (rows of T): p = softmax(scale * s) over j <= i (i = row
-// mod T), 0 above the diagonal.
-void CausalSoftmax(float* s, int rows, int T, float scale) {
-  for (int r = 0; r < rows; ++r) {
-    const int i = r % T;
-    float* row = s + static_cast<size_t>(r) * T;
-    float max = -INFINITY;
+// In place on one layer's score blocks: p = softmax(scale * s) over the keys
+// j <= i of each query i, and 0 above the diagonal of the diagonal blocks.
+void CausalSoftmax(float* att, int B, int H, int T, float scale) {
+  const int TB = AttnBlock(T), BH = B * H;
+  const size_t block = static_cast<size_t>(BH) * TB * TB;
+  for (int r = 0; r < T / TB; ++r) {
+    for (int bh = 0; bh < BH; ++bh) {
+      for (int i = 0; i < TB; ++i) {
+        // Row i of blocks (r, 0..r): full rows left of the diagonal block.
+        auto row = [&](int c) { return att + ScoreBlock(r, c) * block + (bh * TB + i) * TB; };
+        const int seen = i + 1;  // keys query i sees in its own block: the causal mask
+        auto len = [&](int c) { return c < r ? TB : seen; };
+        float max = -INFINITY;
+        for (int c = 0; c <= r; ++c) {
+          const float* x = row(c);
+          const int n = len(c);
 #pragma omp simd reduction(max : max)
-    for (int j = 0; j <= i; ++j) max = std::max(max, row[j]);
-    max *= scale;
-    float sum = 0;
+          for (int j = 0; j < n; ++j) max = std::max(max, x[j]);
+        }
+        max *= scale;
+        float sum = 0;
+        for (int c = 0; c <= r; ++c) {
+          float* x = row(c);
+          const int n = len(c);
 #pragma omp simd reduction(+ : sum)
-    for (int j = 0; j <= i; ++j) {
-      row[j] = FastExp(row[j] * scale - max);
-      sum += row[j];
-    }
-    const float inv = 1.0f / sum;
+          for (int j = 0; j < n; ++j) {
+            x[j] = FastExp(x[j] * scale - max);
+            sum += x[j];
+          }
+        }
+        const float inv = 1.0f / sum;
+        for (int c = 0; c <= r; ++c) {
+          float* x = row(c);
+          const int n = len(c);
 #pragma omp simd
-    for (int j = 0; j <= i; ++j) row[j] *= inv;
-    std::fill(row + i + 1, row + T, 0.0f);
+          for (int j = 0; j < n; ++j) x[j] *= inv;
+        }
+        std::fill(row(r) + seen, row(r) + TB, 0.0f);
+      }
+    }
   }
 }
 
-// In place on dp: ds = scale * p * (dp - sum_j p dp).
-void SoftmaxBackward(const float* p, float* dp, int rows, int T, float scale) {
-  for (int r = 0; r < rows; ++r) {
-    const int i = r % T;
-    const float* pr = p + static_cast<size_t>(r) * T;
-    float* d = dp + static_cast<size_t>(r) * T;
-    float dot = 0;
+// In place on the score gradients: ds = scale * p * (dp - sum_j p dp).
+void SoftmaxBackward(const float* att, float* datt, int B, int H, int T, float scale) {
+  const int TB = AttnBlock(T), BH = B * H;
+  const size_t block = static_cast<size_t>(BH) * TB * TB;
+  for (int r = 0; r < T / TB; ++r) {
+    for (int bh = 0; bh < BH; ++bh) {
+      for (int i = 0; i < TB; ++i) {
+        auto at = [&](int c) { return ScoreBlock(r, c) * block + (bh * TB + i) * TB; };
+        const int seen = i + 1;  // keys query i sees in its own block: the causal mask
+        auto len = [&](int c) { return c < r ? TB : seen; };
+        float dot = 0;
+        for (int c = 0; c <= r; ++c) {
+          const float* p = att + at(c);
+          const float* d = datt + at(c);
+          const int n = len(c);
 #pragma omp simd reduction(+ : dot)
-    for (int j = 0; j <= i; ++j) dot += pr[j] * d[j];
+          for (int j = 0; j < n; ++j) dot += p[j] * d[j];
+        }
+        for (int c = 0; c <= r; ++c) {
+          const float* p = att + at(c);
+          float* d = datt + at(c);
+          const int n = len(c);
 #pragma omp simd
-    for (int j = 0; j <= i; ++j) d[j] = scale * pr[j] * (d[j] - dot);
-    std::fill(d + i + 1, d + T, 0.0f);
+          for (int j = 0; j < n; ++j) d[j] = scale * p[j] * (d[j] - dot);
+        }
+        std::fill(datt + at(r) + seen, datt + at(r) + TB, 0.0f);
+      }
+    }
+  }
+}
+
+// Views of the block-major layout for the attention products.
+struct AttnViews {
+  int B, H, T, D, TB;
+  int64_t BlockStride() const { return static_cast<int64_t>(B) * H * TB * D; }
+  int64_t ScoreStride() const { return static_cast<int64_t>(B) * H * TB * TB; }
+  // Block r of q, k, v or their gradients: (B, H, TB, D); `t` its transpose.
+  gpt::MatView Rows(const float* p, int r) const {
+    return Batched(p + r * BlockStride(), {B, H, TB, D}, {H * TB * D, TB * D, D, 1});
+  }
+  gpt::MatView RowsT(const float* p, int r) const {
+    return Batched(p + r * BlockStride(), {B, H, D, TB}, {H * TB * D, TB * D, 1, D});
+  }
+  // Score block (r, c): (B, H, TB, TB), or its transpose.
+  gpt::MatView Scores(const float* p, int r, int c) const {
+    return Batched(p + ScoreBlock(r, c) * ScoreStride(), {B, H, TB, TB},
+                   {H * TB * TB, TB * TB, TB, 1});
+  }
+  gpt::MatView ScoresT(const float* p, int r, int c) const {
+    return Batched(p + ScoreBlock(r, c) * ScoreStride(), {B, H, TB, TB},
+                   {H * TB * TB, TB * TB, 1, TB});
+  }
+};
+
+// Copies between the block-major layout (D floats per row) and a token-major
+// matrix with row stride `ld` whose head h starts at column h * D.
+void FromBlocks(const float* blocks, float* out, int64_t ld, int B, int H, int T, int D) {
+  const int TB = AttnBlock(T);
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < T; ++t) {
+      for (int h = 0; h < H; ++h) {
+        std::memcpy(out + (static_cast<size_t>(b) * T + t) * ld + h * D,
+                    blocks + HeadRow(b, h, t, B, H, TB) * D, D * sizeof(float));
+      }
+    }
+  }
+}
+
+void ToBlocks(const float* in, int64_t ld, float* blocks, int B, int H, int T, int D) {
+  const int TB = AttnBlock(T);
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < T; ++t) {
+      for (int h = 0; h < H; ++h) {
+        std::memcpy(blocks + HeadRow(b, h, t, B, H, TB) * D,
+                    in + (static_cast<size_t>(b) * T + t) * ld + h * D, D * sizeof(float));
+      }
+    }
+  }
+}
+
+// Causal attention: y (token-major, N x C) = softmax(q k^T / sqrt(D)) v, over
+// block-major q, k, v; att keeps the probabilities; yh is block-major scratch.
+void AttentionForward(gpt::Matmul& mm, const float* q, const float* k, const float* v, float* att,
+                      float* yh, float* y, int B, int H, int T, int D) {
+  const AttnViews a{B, H, T, D, AttnBlock(T)};
+  const int blocks = T / a.TB;
+  for (int r = 0; r < blocks; ++r) {
+    for (int c = 0; c <= r; ++c) mm(a.Rows(q, r), a.RowsT(k, c), a.Scores(att, r, c));
+  }
+  CausalSoftmax(att, B, H, T, 1.0f / std::sqrt(static_cast<float>(D)));
+  for (int r = 0; r < blocks; ++r) {
+    for (int c = 0; c <= r; ++c) {
+      mm(a.Scores(att, r, c), a.Rows(v, c), a.Rows(yh, r),
+         c == 0 ? Post::kNone : Post::kAccumulate);
+    }
+  }
+  FromBlocks(yh, y, static_cast<int64_t>(H) * D, B, H, T, D);
+}
+
+// The backward of AttentionForward: from dy (token-major) to block-major dq,
+// dk, dv. dyh is block-major scratch; datt the score gradients.
+void AttentionBackward(gpt::Matmul& mm, const float* q, const float* k, const float* v,
+                       const float* att, const float* dy, float* dyh, float* datt, float* dq,
+                       float* dk, float* dv, int B, int H, int T, int D) {
+  const AttnViews a{B, H, T, D, AttnBlock(T)};
+  const int blocks = T / a.TB;
+  ToBlocks(dy, static_cast<int64_t>(H) * D, dyh, B, H, T, D);
+  for (int r = 0; r < blocks; ++r) {
+    for (int c = 0; c <= r; ++c) mm(a.Rows(dyh, r), a.RowsT(v, c), a.Scores(datt, r, c));
+  }
+  // dv_c = sum over r >= c of att_rc^T dy_r
+  for (int c = 0; c < blocks; ++c) {
+    for (int r = c; r < blocks; ++r) {
+      mm(a.ScoresT(att, r, c), a.Rows(dyh, r), a.Rows(dv, c),
+         r == c ? Post::kNone : Post::kAccumulate);
+    }
+  }
+  SoftmaxBackward(att, datt, B, H, T, 1.0f / std::sqrt(static_cast<float>(D)));
+  for (int r = 0; r < blocks; ++r) {
+    for (int c = 0; c <= r; ++c) {
+      mm(a.Scores(datt, r, c), a.Rows(k, c), a.Rows(dq, r),
+         c == 0 ? Post::kNone : Post::kAccumulate);
+    }
+  }
+  for (int c = 0; c < blocks; ++c) {
+    for (int r = c; r < blocks; ++r) {
+      mm(a.ScoresT(datt, r, c), a.Rows(q, r), a.Rows(dk, c),
+         r == c ? Post::kNone : Post::kAccumulate);
+    }
   }
 }
 
@@ -357,9 +511,9 @@ class Gpt : public gpt::Model {
     float* h1;             // (N, C) normed input of attention
     float* rstd1;          // (N)
     float* qkv;            // (N, 3C)
-    float *q, *k, *v;      // (B, H, T, D) after QK-norm and RoPE
-    float *qrstd, *krstd;  // (B, H, T)
-    float* att;            // (B, H, T, T) attention probabilities
+    float *q, *k, *v;      // block-major (see AttnBlock) after QK-norm and RoPE
+    float *qrstd, *krstd;  // per block-major row
+    float* att;            // score blocks (r, c <= r): attention probabilities
     float* y;              // (N, C) attention output before its projection
     float* xmid;           // (N, C) residual stream after attention
     float* h2;             // (N, C) normed input of the MLP
@@ -371,7 +525,7 @@ class Gpt : public gpt::Model {
     float* grads;  // this worker's gradients, laid out like grads_
     std::vector<LayerActs> layers;
     float *xout, *hf, *rstdf, *logits;  // final residual, its norm, logits / dlogits
-    float *dx, *dh, *dqkv, *dq, *dk, *datt, *dact, *scratch;  // backward scratch
+    float *dx, *dh, *dqkv, *dq, *dk, *dv, *datt, *dact, *yh, *scratch;  // backward scratch
     float* opt_scratch;  // for the optimiser's Newton-Schulz iteration
     gpt::Matmul dnn;
   };
@@ -475,6 +629,8 @@ void Gpt::Layout(Arena& a) {
     k.dk = a.Take(N * C);
     k.datt = a.Take(BH * T * T);
     k.dact = a.Take(N * F);
+    k.yh = a.Take(N * C);
+    k.dv = a.Take(N * C);
     k.scratch = a.Take(2 * D);
     k.opt_scratch = a.Take(4 * largest);
   }
@@ -518,8 +674,6 @@ std::vector<gpt::ParamView> Gpt::Params() {
 void Gpt::Forward(Worker& k, const uint8_t* tokens, int B, int T, float* logits) {
   const int C = d_.width, H = d_.heads, D = d_.head_dim, F = d_.hidden, V = gpt::kVocab;
   const int N = B * T;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const int64_t hd = static_cast<int64_t>(T) * D, tt = static_cast<int64_t>(T) * T;
   gpt::Matmul& mm = k.dnn;
   // x = embed[tokens]                                                   (N, C)
   for (int n = 0; n < N; ++n) {
@@ -535,15 +689,8 @@ void Gpt::Forward(Worker& k, const uint8_t* tokens, int B, int T, float* logits)
     mm(Mat(L.h1, N, C, C), MatT(W(P.wqkv), C, 3 * C, C), Mat(L.qkv, N, 3 * C, 3 * C));
     QkvForward(L.qkv, W(P.qgain), W(P.kgain), rope_cos_, rope_sin_, L.q, L.k, L.v, L.qrstd, L.krstd,
                B, T, H, D);
-    // att = causal softmax(q k^T / sqrt(D))                          (B, H, T, T)
-    mm(Batched(L.q, {B, H, T, D}, {H * hd, hd, D, 1}),
-       Batched(L.k, {B, H, D, T}, {H * hd, hd, 1, D}),
-       Batched(L.att, {B, H, T, T}, {H * tt, tt, T, 1}));
-    CausalSoftmax(L.att, B * H * T, T, scale);
-    // y = att v, written back token-major                               (N, C)
-    mm(Batched(L.att, {B, H, T, T}, {H * tt, tt, T, 1}),
-       Batched(L.v, {B, H, T, D}, {H * hd, hd, D, 1}),
-       Batched(L.y, {B, H, T, D}, {static_cast<int64_t>(T) * C, D, C, 1}));
+    // y = causal softmax(q k^T / sqrt(D)) v                            (N, C)
+    AttentionForward(mm, L.q, L.k, L.v, L.att, k.yh, L.y, B, H, T, D);
     // xmid = x + y Wo^T
     std::memcpy(L.xmid, L.x, sizeof(float) * N * C);
     mm(Mat(L.y, N, C, C), MatT(W(P.wo), C, C, C), Mat(L.xmid, N, C, C), Post::kAccumulate);
@@ -561,8 +708,6 @@ void Gpt::Forward(Worker& k, const uint8_t* tokens, int B, int T, float* logits)
 void Gpt::Backward(Worker& k, const uint8_t* tokens, int B, int T) {
   const int C = d_.width, H = d_.heads, D = d_.head_dim, F = d_.hidden, V = gpt::kVocab;
   const int N = B * T;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const int64_t hd = static_cast<int64_t>(T) * D, tt = static_cast<int64_t>(T) * T;
   gpt::Matmul& mm = k.dnn;
   auto G = [&](size_t offset) { return k.grads + offset; };
   // Head: dhead = dlogits^T hf; dhf = dlogits head.
@@ -587,21 +732,8 @@ void Gpt::Backward(Worker& k, const uint8_t* tokens, int B, int T) {
     // Attention projection: dWo = dxmid^T y; dy = dxmid Wo (token-major).
     mm(MatT(k.dx, C, N, C), Mat(L.y, N, C, C), Mat(G(P.wo), C, C, C));
     mm(Mat(k.dx, N, C, C), Mat(W(P.wo), C, C, C), Mat(k.dh, N, C, C));
-    const gpt::MatView dy =
-        gpt::Batched(k.dh, {B, H, T, D}, {static_cast<int64_t>(T) * C, D, C, 1});
-    // datt = dy v^T; dv = att^T dy, straight into the v columns of dqkv.
-    mm(dy, Batched(L.v, {B, H, D, T}, {H * hd, hd, 1, D}),
-       Batched(k.datt, {B, H, T, T}, {H * tt, tt, T, 1}));
-    mm(Batched(L.att, {B, H, T, T}, {H * tt, tt, 1, T}), dy,
-       Batched(k.dqkv + 2 * C, {B, H, T, D}, {static_cast<int64_t>(T) * 3 * C, D, 3 * C, 1}));
-    SoftmaxBackward(L.att, k.datt, B * H * T, T, scale);
-    // dq = ds k; dk = ds^T q
-    mm(Batched(k.datt, {B, H, T, T}, {H * tt, tt, T, 1}),
-       Batched(L.k, {B, H, T, D}, {H * hd, hd, D, 1}),
-       Batched(k.dq, {B, H, T, D}, {H * hd, hd, D, 1}));
-    mm(Batched(k.datt, {B, H, T, T}, {H * tt, tt, 1, T}),
-       Batched(L.q, {B, H, T, D}, {H * hd, hd, D, 1}),
-       Batched(k.dk, {B, H, T, D}, {H * hd, hd, D, 1}));
+    AttentionBackward(mm, L.q, L.k, L.v, L.att, k.dh, k.yh, k.datt, k.dq, k.dk, k.dv, B, H, T, D);
+    FromBlocks(k.dv, k.dqkv + 2 * C, 3 * C, B, H, T, D);
     QkvBackward(k.dq, k.dk, L.qkv, W(P.qgain), W(P.kgain), L.qrstd, L.krstd, rope_cos_, rope_sin_,
                 k.dqkv, G(P.qgain), G(P.kgain), k.scratch, B, T, H, D);
     mm(MatT(k.dqkv, 3 * C, N, 3 * C), Mat(L.h1, N, C, C), Mat(G(P.wqkv), 3 * C, C, C));

