@@ -13,6 +13,8 @@ void AddStatusCommand(CLI::App& app);
 void AddLogCommand(CLI::App& app);
 void AddShowCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
+void AddServeCommand(CLI::App& app);
+void AddPlotCommand(CLI::App& app);
 void AddPromptCommand(CLI::App& app);
 
 /// The exit code a subcommand's callback sets (CLI11 callbacks return void).

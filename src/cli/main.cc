@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   ratchet::AddLogCommand(app);
   ratchet::AddShowCommand(app);
   ratchet::AddExportCommand(app);
+  ratchet::AddServeCommand(app);
+  ratchet::AddPlotCommand(app);
   ratchet::AddPromptCommand(app);
   CLI11_PARSE(app, argc, argv);
   return ratchet::ExitCode();
