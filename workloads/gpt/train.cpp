@@ -52,11 +52,11 @@ constexpr int HEADS = 3;                // attention heads; head size = WIDTH / 
 constexpr int MLP_MULT = 4;             // MLP hidden size = MLP_MULT * WIDTH
 constexpr int CONTEXT = 256;            // training sequence length (>= evaluator's 256)
 constexpr int BATCH = 16;               // sequences per step
-constexpr double MATRIX_LR = 0.02;      // Muon learning rate for the hidden matrices
+constexpr double MATRIX_LR = 0.04;      // Muon learning rate for the hidden matrices
 constexpr double MUON_MOMENTUM = 0.95;  // Muon Nesterov momentum
 constexpr int NS_STEPS = 5;             // Newton-Schulz iterations of Muon
-constexpr double EMBED_LR = 0.05;       // AdamW learning rate of the token embedding
-constexpr double HEAD_LR = 0.004;       // AdamW learning rate of the output head
+constexpr double EMBED_LR = 0.15;       // AdamW learning rate of the token embedding
+constexpr double HEAD_LR = 0.012;       // AdamW learning rate of the output head
 constexpr double GAIN_LR = 0.02;        // AdamW learning rate of the norm gains
 constexpr double ADAM_BETA1 = 0.8;
 constexpr double ADAM_BETA2 = 0.95;
@@ -543,11 +543,13 @@ class Gpt : public gpt::Model {
   float *values_, *grads_, *state_;
   float *rope_cos_, *rope_sin_;  // (context, D/2)
   std::vector<Worker> workers_;
+  std::vector<double> losses_;  // per worker, for ForwardBackward
 };
 
 Gpt::Gpt(const gpt::ModelSize& s)
     : d_{s.depth, s.width, s.heads, s.width / s.heads, MLP_MULT * s.width, s.context, s.batch},
-      workers_(std::max(1, std::min(omp_get_max_threads(), s.batch))) {
+      workers_(std::max(1, std::min(omp_get_max_threads(), s.batch))),
+      losses_(workers_.size()) {
   Layout(arena_);  // count
   arena_.Allocate();
   Layout(arena_);  // carve
@@ -765,7 +767,7 @@ void Gpt::Logits(const uint8_t* tokens, int batch, int T, float* logits) {
 
 double Gpt::ForwardBackward(const uint8_t* inputs, const uint8_t* targets, int batch, int T) {
   const int W = workers();
-  std::vector<double> losses(W, 0.0);
+  std::fill(losses_.begin(), losses_.end(), 0.0);
 #pragma omp parallel num_threads(W)
   {
     const int w = omp_get_thread_num(), b0 = batch * w / W, b1 = batch * (w + 1) / W;
@@ -773,7 +775,7 @@ double Gpt::ForwardBackward(const uint8_t* inputs, const uint8_t* targets, int b
     if (b1 > b0) {
       const size_t at = static_cast<size_t>(b0) * T;
       Forward(k, inputs + at, b1 - b0, T, k.logits);
-      losses[w] =
+      losses_[w] =
           CrossEntropyInPlace(k.logits, targets + at, (b1 - b0) * T, gpt::kVocab, batch * T);
       Backward(k, inputs + at, b1 - b0, T);
     } else {
@@ -789,7 +791,7 @@ double Gpt::ForwardBackward(const uint8_t* inputs, const uint8_t* targets, int b
     }
   }
   double loss = 0;
-  for (double l : losses) loss += l;
+  for (double l : losses_) loss += l;
   return loss / (static_cast<double>(batch) * T);
 }
 
