@@ -30,6 +30,8 @@ struct StuckSchedule {
   /// SlotAt(since_best) != kNone.
   int EpisodeAt(int since_best) const;
   int StepAt(int since_best) const;
+  /// Experiments in one episode (stuck_after + explore + restart).
+  int Period() const;
 };
 
 struct BuiltinContext {
@@ -37,7 +39,17 @@ struct BuiltinContext {
   const SearchSpace* space = nullptr;
   uint64_t seed = 0;
   StuckSchedule schedule;
+  /// A search counts as stuck only while its recent proposals stay within
+  /// this distance of the incumbent (median, unit scale): a search that
+  /// already spreads its proposals over the space needs no push to explore.
+  double stuck_spread = 0.25;
 };
+
+/// True when the search's own proposals of this episode (the `stuck_after`
+/// experiments before its exploration began) stayed near the incumbent: their
+/// median UnitDistance is at most stuck_spread. Also true when that cannot be
+/// told (no space, no incumbent point).
+bool SearchIsLocal(const BuiltinContext& context, const LoopView& view, int since_best);
 
 /// Experiments since the incumbent of `view` last improved (see TraceStats).
 int SinceBest(const LoopView& view);

@@ -26,6 +26,7 @@ bool ExploreMechanism::DoBeforePropose(const LoopView& view, Guidance* guidance)
   const int since = SinceBest(view);
   if (schedule.SlotAt(since) != StuckSchedule::Slot::kExplore) return false;
   if (!GetHint(*guidance, "next").is_null()) return false;
+  if (!SearchIsLocal(context_, view, since)) return false;  // it explores by itself
   const int step = schedule.StepAt(since);
   if (!context_.space) {
     guidance->text.push_back(
@@ -84,6 +85,7 @@ bool RestartMechanism::DoBeforePropose(const LoopView& view, Guidance* guidance)
   const int since = SinceBest(view);
   if (schedule.SlotAt(since) != StuckSchedule::Slot::kRestart) return false;
   if (!GetHint(*guidance, "next").is_null()) return false;
+  if (!SearchIsLocal(context_, view, since)) return false;
   const Experiment* elite = Elite(view);
   if (!elite) return false;
   const int step = schedule.StepAt(since);

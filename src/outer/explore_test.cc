@@ -92,6 +92,20 @@ TEST(Explore, RespectsTabuPointsAndAPointAlreadyForced) {
   EXPECT_TRUE(explore.acted().empty());
 }
 
+TEST(Explore, LeavesASearchThatSpreadsItsProposalsAlone) {
+  const SearchSpace space = testing::SmallSpace();
+  ExploreMechanism explore(Context(&space));
+  Trace t;
+  t.Baseline(10).Step(5, P(0.5, 0.5));
+  // Stuck, but the search's own proposals are all over the space.
+  for (double x : {0.1, 0.9, 0.2, 0.8}) t.Step(6, P(x, 1 - x));
+  Guidance g;
+  explore.BeforePropose(t.View(), &g);
+  EXPECT_TRUE(g.search_hints_json.empty()) << g.search_hints_json;
+  EXPECT_FALSE(SearchIsLocal(Context(&space), t.View(), 4));
+  EXPECT_TRUE(SearchIsLocal(Context(&space), Stuck(4).View(), 4));
+}
+
 TEST(Explore, TellsAnAgentToMakeABoldChange) {
   ExploreMechanism explore(Context(nullptr));
   Trace t = Stuck(4);
@@ -106,7 +120,9 @@ TEST(Restart, StepsFromTheBestPointFarFromTheIncumbent) {
   RestartOptions options;
   options.min_distance = 0.25;
   options.step = 0.02;
-  RestartMechanism restart(Context(&space), options);
+  BuiltinContext ctx = Context(&space);
+  ctx.stuck_spread = 1;  // this trace's own proposals are spread out
+  RestartMechanism restart(ctx, options);
   Trace t;
   t.Baseline(10).Step(5, P(0.5, 0.5));
   t.Step(5.5, P(0.52, 0.5));  // near the incumbent: not an elite

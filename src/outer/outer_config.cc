@@ -78,6 +78,7 @@ bool ReadOuterConfig(ConfigSection& s, OuterConfig* out, std::string* err) {
   ReadInt(s, "stuck_after", 1, &out->schedule.stuck_after);
   ReadInt(s, "explore_steps", 0, &out->schedule.explore);
   ReadInt(s, "restart_steps", 0, &out->schedule.restart);
+  ReadFraction(s, "stuck_spread", true, &out->stuck_spread);
   ReadInt(s, "min_acted", 1, &out->min_acted);
   ReadInt(s, "max_trials", 0, &out->max_trials);
   if (auto t = s.Duration("answer_timeout")) out->answer_timeout_s = *t;

@@ -9,7 +9,8 @@
 //   stuck_after = 8            # no new best for this long = stuck
 //   explore_steps = 5          # an episode: this many exploration points,
 //   restart_steps = 8          # then this many steps from an elite point
-//   min_acted = 6              # level 2 judges a mechanism after it acted this often
+//   stuck_spread = 0.25        # ... only while the search's own proposals stay this near the best
+//   min_acted = 12             # level 2 judges a mechanism after it acted this often
 //   max_trials = 2             # times level 2 switches a built-in on again
 //   answer_timeout = "5s"      # each answer of an external mechanism
 //
@@ -54,7 +55,8 @@ struct OuterConfig {
   std::vector<std::string> mechanisms = {"tabu", "explore", "restart"};
   std::vector<std::string> pool = {"tabu", "bandit", "explore", "restart"};
   StuckSchedule schedule;
-  int min_acted = 6;
+  double stuck_spread = 0.25;
+  int min_acted = 12;
   int max_trials = 2;
   double answer_timeout_s = 5;
   TabuOptions tabu;

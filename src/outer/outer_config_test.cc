@@ -19,6 +19,8 @@ TEST(OuterConfig, DefaultsWithoutTheSection) {
   EXPECT_EQ(c.every, 5);
   EXPECT_EQ(c.mechanism_every, 10);
   EXPECT_EQ(c.mechanisms, (std::vector<std::string>{"tabu", "explore", "restart"}));
+  EXPECT_EQ(c.stuck_spread, 0.25);
+  EXPECT_EQ(c.min_acted, 12);
   EXPECT_FALSE(c.author);
 }
 
@@ -34,6 +36,7 @@ pool = ["tabu"]
 stuck_after = 6
 explore_steps = 4
 restart_steps = 2
+stuck_spread = 0.4
 min_acted = 3
 max_trials = 1
 answer_timeout = "2s"
@@ -68,6 +71,7 @@ max = 3
   EXPECT_EQ(c.schedule.stuck_after, 6);
   EXPECT_EQ(c.schedule.explore, 4);
   EXPECT_EQ(c.schedule.restart, 2);
+  EXPECT_EQ(c.stuck_spread, 0.4);
   EXPECT_EQ(c.min_acted, 3);
   EXPECT_EQ(c.max_trials, 1);
   EXPECT_EQ(c.answer_timeout_s, 2);
@@ -96,6 +100,8 @@ TEST(OuterConfig, ErrorsNameTheKey) {
   EXPECT_FALSE(Read("[outer]\nmechanisms = [\"taboo\"]\n", &c, &err));
   EXPECT_NE(err.find("ratchet.toml:2:"), std::string::npos) << err;
   EXPECT_NE(err.find("unknown mechanism 'taboo'"), std::string::npos) << err;
+  EXPECT_FALSE(Read("[outer]\nstuck_spread = 1.5\n", &c, &err));
+  EXPECT_NE(err.find("stuck_spread"), std::string::npos) << err;
   EXPECT_FALSE(Read("[outer.tabu]\nradius = 2\n", &c, &err));
   EXPECT_NE(err.find("radius"), std::string::npos) << err;
   EXPECT_FALSE(Read("[outer.bandit]\nover = \"colour\"\n", &c, &err));

@@ -24,6 +24,7 @@ OuterLoop::OuterLoop(const OuterConfig& outer, const LoopConfig& config, const O
   context_.space = deps.space;
   context_.seed = deps.seed;
   context_.schedule = outer.schedule;
+  context_.stuck_spread = outer.stuck_spread;
   tuner_ = std::make_shared<TunerMechanism>(context_);
 }
 
@@ -244,7 +245,7 @@ void OuterLoop::AfterExperiment(const LoopView& view, HookSet* hooks, EventSink*
 
 void OuterLoop::Level15(const LoopView& view, EventSink*) {
   const TraceStats stats = ComputeTraceStats(*view.history, config_.goal, outer_.every);
-  const TunerDecision d = tuner_->Adjust(stats);
+  const TunerDecision d = tuner_->Adjust(stats, view);
   Record("outer", {{"level", "1.5"},
                    {"change", d.change},
                    {"reason", d.reason},

@@ -53,11 +53,12 @@ std::string TunerSettingsJson(const TunerSettings& s) {
   return j.dump();
 }
 
-TunerDecision TunerMechanism::Adjust(const TraceStats& w) {
+TunerDecision TunerMechanism::Adjust(const TraceStats& w, const LoopView& view) {
   TunerSettings next = settings_;
   const double exploration = settings_.exploration.value_or(kDefaultExploration);
   std::string reason;
-  const bool stuck = w.window > 0 && w.since_best >= w.window;
+  const bool stuck = w.window > 0 && w.since_best >= context_.schedule.stuck_after &&
+                     SearchIsLocal(context_, view, w.since_best);
   if (w.window == 0) {
     reason = "no experiments in the window yet";
   } else if (w.crash_rate >= 0.5) {
@@ -85,8 +86,19 @@ TunerDecision TunerMechanism::Adjust(const TraceStats& w) {
     reason = Percent(w.keep_rate) + " of the last " + std::to_string(w.window) +
              " experiments were kept: exploit, less exploration";
   } else {
+    // Nothing calls for a setting: drift back to the search's own.
+    if (next.exploration) {
+      const double e = *next.exploration;
+      next.exploration = e > kDefaultExploration
+                             ? std::max(kDefaultExploration, e - kExplorationStep)
+                             : std::min(kDefaultExploration, e + kExplorationStep);
+      if (*next.exploration == kDefaultExploration) next.exploration.reset();
+    }
+    next.step.reset();
+    next.text.clear();
     reason = "steady: " + Percent(w.keep_rate) + " kept, " + Percent(w.crash_rate) +
              " crashed in the last " + std::to_string(w.window);
+    if (!(next == settings_)) reason += "; back toward the search's own settings";
   }
 
   // Parameters that keep failing while others improve are set aside.

@@ -1,10 +1,12 @@
 // Level 1.5: every `outer.every` experiments the outer loop looks at the
 // trace statistics of the last window and adjusts how the inner loop
 // searches, by fixed rules, each decision with its reason:
-//   half the window crashed      -> smaller steps, less exploration
-//   stuck (no keep in the window) -> more exploration, every parameter free
+//   half the window crashed       -> smaller steps, less exploration
+//   stuck (no new best for stuck_after experiments, proposals near the best)
+//                                 -> more exploration, every parameter free
 //   proposals repeat earlier ones -> more exploration
 //   keeps come often (>= 40%)     -> less exploration (refine the best)
+//   none of these                 -> back toward the search's own settings
 //   a parameter changed >= 4 times without a keep while others kept
 //                                 -> frozen until the loop is stuck
 // The tuner is also a mechanism: before each proposal it gives the current
@@ -43,9 +45,10 @@ class TunerMechanism : public OuterMechanism {
   std::string name() const override { return "tuner"; }
   std::vector<Hook> hooks() const override { return {Hook::kBeforePropose}; }
 
-  /// Applies the rules to the window's statistics; the new settings take
-  /// effect from the next proposal.
-  TunerDecision Adjust(const TraceStats& window);
+  /// Applies the rules to the window's statistics of the loop in `view`; the
+  /// new settings take effect from the next proposal. A search whose own
+  /// proposals are spread out (SearchIsLocal false) is not stuck: it explores.
+  TunerDecision Adjust(const TraceStats& window, const LoopView& view);
   const TunerSettings& settings() const { return settings_; }
 
  protected:

@@ -91,7 +91,7 @@ expect_contains "$(cat "$D/manifest.json")" '"state": "on"' "manifest"
 expect_eq "$(sql "$L" "SELECT group_concat(experiment_id, ' ') FROM events WHERE kind='outer'
                        AND json_extract(detail, '$.level')='1.5'")" "3 6 9 12" "level 1.5 events"
 expect_contains "$(sql "$L" "SELECT json_extract(detail, '$.reason') FROM events WHERE kind='outer'
-                             AND experiment_id=3")" "no improvement" "level 1.5 reason"
+                             AND experiment_id=6")" "66.7% of the last 3 experiments were kept" "level 1.5 reason"
 log=$("$RATCHET" log "$L")
 expect_contains "$log" '"mechanism":"agent-1"' "ratchet log shows the decision"
 expect_contains "$log" '"passed its check' "ratchet log shows why"
