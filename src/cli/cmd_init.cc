@@ -49,22 +49,26 @@ bool Copy(const fs::path& from, const fs::path& to, std::string* err) {
   return true;
 }
 
-// Copies the template into `dest`: its own files (but not its README.md,
-// which documents the template), then the files its `include` list names
-// from the ratchet tree ("<path in ratchet> <path in the loop>"). *copied
-// gets the loop-relative paths written.
+// Copies the template into `dest`. With a MANIFEST ("SOURCE DESTINATION"
+// lines, SOURCE relative to the ratchet tree), exactly what it lists;
+// without one, the template folder's files but its README.md (which
+// documents the template). *copied gets the loop-relative paths written.
 bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::vector<std::string>* copied,
                   std::string* err) {
-  for (const auto& entry : fs::directory_iterator(tmpl)) {
-    const std::string name = entry.path().filename();
-    if (name == "include" || name == "README.md") continue;
-    if (!Copy(entry.path(), dest / name, err)) return false;
-    copied->push_back(name);
+  const fs::path manifest = tmpl / "MANIFEST";
+  if (!fs::exists(manifest)) {
+    for (const auto& entry : fs::directory_iterator(tmpl)) {
+      const std::string name = entry.path().filename();
+      if (name == "README.md") continue;
+      if (!Copy(entry.path(), dest / name, err)) return false;
+      copied->push_back(name);
+    }
+    return true;
   }
-  std::ifstream include(tmpl / "include");
+  std::ifstream in(manifest);
   std::string line;
   int number = 0;
-  while (std::getline(include, line)) {
+  while (std::getline(in, line)) {
     ++number;
     std::istringstream words(line);
     std::string from, to;
@@ -72,12 +76,12 @@ bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::vector<std::s
     if (!(words >> to)) to = fs::path(from).filename();
     fs::path source = RatchetHome() / from;
     if (!fs::exists(source)) {
-      *err = (tmpl / "include").string() + ":" + std::to_string(number) + ": " +
-             source.string() + " does not exist";
+      *err = manifest.string() + ":" + std::to_string(number) + ": " + source.string() +
+             " does not exist";
       return false;
     }
     if (!Copy(source, dest / to, err)) return false;
-    copied->push_back(to);
+    copied->push_back(fs::path(to).lexically_normal().string());
   }
   return true;
 }
