@@ -2,19 +2,28 @@
 # The cost of one experiment cycle of ratchet (propose with the script
 # proposer, commit, run a no-op, parse, decide, revert or keep, ledger
 # writes), median over N experiments, beside Optuna's per-trial overhead
-# with SQLite storage, measured in the same run.
-#   bench/engine/run.sh [N]        (default 200; needs build/ratchet and Debian python3-optuna,
-#                                   run with /usr/bin/python3)
+# with SQLite storage on a no-op objective. The two take turns ROUNDS times
+# so that both see the same machine; every round is printed, then the
+# medians of the rounds.
+#   bench/engine/run.sh [N] [ROUNDS]    defaults: 200 experiments, 3 rounds
+# Needs build/ratchet (or RATCHET=path), sqlite3 and Debian's python3-optuna
+# (scripts/install-deps bench-engine); Optuna runs under /usr/bin/python3.
+# KEEP=1 keeps the loop directories and databases (the path is printed).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 n=${1:-200}
+rounds=${2:-3}
 ratchet=${RATCHET:-$root/build/ratchet}
 work=$(mktemp -d /tmp/ratchet-bench-engine.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT
 
-loop=$work/loop
-mkdir -p "$loop"
-cat >"$loop/ratchet.toml" <<TOML
+# make_loop DIR: a loop whose proposer writes the experiment number into
+# x.txt and whose workload prints a pseudo-random score of it, so the loop
+# both keeps and reverts.
+make_loop() {
+  local loop=$1
+  mkdir -p "$loop"
+  cat >"$loop/ratchet.toml" <<TOML
 [edit]
 files = ["x.txt"]
 protected = ["ratchet.toml", "run.sh", "propose.sh"]
@@ -32,38 +41,43 @@ kind = "script"
 [propose.script]
 command = "sh propose.sh"
 TOML
-# A no-op workload: a pseudo-random score, so the loop both keeps and reverts.
-cat >"$loop/run.sh" <<'SH'
+  cat >"$loop/run.sh" <<'SH'
 echo "---"
 echo "score: $(( ($(cat x.txt) * 7919) % 1009 ))"
 SH
-cat >"$loop/propose.sh" <<'SH'
+  cat >"$loop/propose.sh" <<'SH'
 echo "$RATCHET_EXPERIMENT" > x.txt
 echo "x = $RATCHET_EXPERIMENT"
 SH
-echo 1 >"$loop/x.txt"
-(cd "$loop" && git init -q -b main && printf '.ratchet/\n' >.gitignore && git add -A &&
-  git -c user.name=bench -c user.email=bench@localhost commit -qm bench)
+  echo 1 >"$loop/x.txt"
+  (cd "$loop" && git init -q -b main && printf '.ratchet/\n' >.gitignore && git add -A &&
+    git -c user.name=bench -c user.email=bench@localhost commit -qm bench)
+}
 
-"$ratchet" run "$loop" >"$work/run.log"
-# Cycle: from the end of one experiment to the end of the next. Own share:
-# the cycle minus the proposer's and the workload's process wall time.
-read -r cycle own keeps < <(sqlite3 -readonly -batch -noheader "$loop/.ratchet/ledger.db" "
-  WITH c AS (
-    SELECT e.finished_at - p.finished_at AS cycle,
-           e.finished_at - p.finished_at - e.propose_s - e.run_s AS own
-    FROM experiments e JOIN experiments p ON p.id = e.id - 1 WHERE e.id > 1)
-  SELECT (SELECT cycle FROM c ORDER BY cycle LIMIT 1 OFFSET (SELECT count(*) FROM c) / 2),
-         (SELECT own FROM c ORDER BY own LIMIT 1 OFFSET (SELECT count(*) FROM c) / 2),
-         (SELECT count(*) FROM experiments WHERE status = 'keep');" | tr '|' ' ')
+# ratchet_round DIR: "cycle own keeps" in seconds. Cycle: from the end of
+# one experiment to the end of the next. Own share: the cycle minus the
+# proposer's and the workload's process wall time.
+ratchet_round() {
+  make_loop "$1"
+  "$ratchet" run "$1" >"$1.log"
+  sqlite3 -readonly -batch -noheader "$1/.ratchet/ledger.db" "
+    WITH c AS (
+      SELECT e.finished_at - p.finished_at AS cycle,
+             e.finished_at - p.finished_at - e.propose_s - e.run_s AS own
+      FROM experiments e JOIN experiments p ON p.id = e.id - 1 WHERE e.id > 1)
+    SELECT (SELECT cycle FROM c ORDER BY cycle LIMIT 1 OFFSET (SELECT count(*) FROM c) / 2),
+           (SELECT own FROM c ORDER BY own LIMIT 1 OFFSET (SELECT count(*) FROM c) / 2),
+           (SELECT count(*) FROM experiments WHERE status = 'keep');" | tr '|' ' '
+}
 
-optuna=$(/usr/bin/python3 "$root/bench/engine/optuna_trial.py" "$n" "$work/optuna.db")
-
-awk -v c="$cycle" -v o="$own" -v t="$optuna" -v n="$n" -v k="$keeps" 'BEGIN {
-  printf "experiments: %d (%d kept)\n", n, k
-  printf "ratchet whole cycle (median):        %8.2f ms\n", c * 1000
-  printf "ratchet own share (median):          %8.2f ms\n", o * 1000
-  printf "optuna sqlite trial overhead (median): %6.2f ms\n", t * 1000
-  printf "own share / optuna trial:            %8.2f\n", o / t
-  printf "whole cycle / optuna trial:          %8.2f\n", c / t
-}'
+echo "$n experiments per round, $rounds rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %10s %10s %6s %11s %10s %10s\n' round cycle_ms own_ms kept optuna_ms own/opt cycle/opt
+for r in $(seq 1 "$rounds"); do
+  read -r cycle own keeps < <(ratchet_round "$work/loop$r")
+  optuna=$(/usr/bin/python3 "$root/bench/engine/optuna_trial.py" "$n" "$work/optuna$r.db")
+  awk -v r="$r" -v c="$cycle" -v o="$own" -v k="$keeps" -v t="$optuna" 'BEGIN {
+    printf "%-6s %10.2f %10.2f %6d %11.2f %10.2f %10.2f\n", r, c*1000, o*1000, k, t*1000, o/t, c/t }' |
+    tee -a "$work/rows"
+done
+sort -k6 -n "$work/rows" | awk -v m=$(((rounds + 1) / 2)) 'NR == m {
+  printf "median round by own/optuna: own share %.2f ms, whole cycle %.2f ms, optuna trial %.2f ms; own/optuna %.2f, cycle/optuna %.2f\n", $3, $2, $5, $6, $7 }'
