@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The agent's stop rules on the real binary: the circuit breaker stops the
 # loop after K failed proposals in a row and says why; stop.cost_usd and
-# stop.tokens stop it once the agent's reported usage reaches them.
+# stop.tokens stop it once the agent's reported usage reaches them, and a
+# made-up report can neither pay the spend back nor score an experiment.
 source "$(dirname "$0")/lib.sh"
 
 AGENTS=$RATCHET_HOME/tests/agents
@@ -62,6 +63,20 @@ expect_eq "$(sql "$C" "SELECT count(*) FROM experiments")" "4" "cost fired after
 out=$(AGENT_COST=0.1 "$RATCHET" run "$C" 2>&1) || fail "cost rerun failed: $out"
 expect_contains "$out" 'stopped: spent $0.30 of stop.cost_usd $0.25' "cost on resume"
 expect_eq "$(sql "$C" "SELECT count(*) FROM experiments")" "4" "no experiment after resume"
+
+# A made-up report cannot pay the spend back or score the experiment: #3
+# claims "score: 0" and reports -$5 and negative tokens. Its usage counts as
+# zero, its metric is what score.sh printed, and the stop still fires once
+# the real reports reach $0.25 (#2, #4, #5).
+F=$WORK/fake
+make_loop "$F" "cost_usd = 0.25"
+out=$(AGENT_PLAN="3:fakeusage" AGENT_COST=0.1 "$RATCHET" run "$F" 2>&1) || fail "fake-usage run failed: $out"
+expect_contains "$out" 'stopped: spent $0.30 of stop.cost_usd $0.25' "fake usage: cost reason"
+expect_eq "$(sql "$F" "SELECT count(*) FROM experiments")" "5" "fake usage: the stop fired after 3 paid proposals"
+expect_eq "$(sql "$F" "SELECT status || ' ' || metric || ' ' || description FROM experiments WHERE id=3")" \
+  "keep 9025.0 lower x from 99 to 98" "fake usage: #3 scored by its run, not by its claim"
+expect_eq "$(sql "$F" "SELECT json_extract(usage, '$.cost_usd') || ' ' || json_extract(usage, '$.input_tokens') || ' ' || json_extract(usage, '$.output_tokens') FROM experiments WHERE id=3")" \
+  "0.0 0 0" "fake usage: negative numbers count as zero"
 
 # Tokens: each report is 1500 input + 50 output tokens.
 T=$WORK/tokens
