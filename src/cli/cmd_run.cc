@@ -22,10 +22,15 @@
 #include "store/loop_lock.h"
 #include "store/sqlite_ledger.h"
 #include "vcs/git_repo.h"
+#include "vcs/stale_locks.h"
 #include "vcs/workspace_fs.h"
 
 namespace ratchet {
 namespace {
+
+// How long a git lock file must outlive our loop lock to count as stale: a
+// git command of the user's holds one for milliseconds.
+constexpr double kGitLockSettleSeconds = 2.0;
 
 std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_cancel{false};
@@ -137,6 +142,12 @@ int Run(const RunOptions& options) {
   if (!workspace.MakeDirs(".ratchet", &err)) return Fail(err);
   LoopLock lock;
   if (!lock.Acquire(paths.lock, paths.dir, &err)) return Fail(err);
+  std::vector<std::string> stale_locks;
+  if (!RemoveStaleGitLocks(repo->GitDirs(), kGitLockSettleSeconds, &stale_locks, &err))
+    return Fail(err);
+  for (const auto& path : stale_locks)
+    std::printf("ratchet: removed %s, left by a git write that never finished (a killed ratchet)\n",
+                path.c_str());
   std::unique_ptr<SqliteLedger> ledger;
   if (!SqliteLedger::Open(paths.ledger, /*create=*/true, /*read_only=*/false, &ledger, &err))
     return Fail(err);

@@ -105,6 +105,13 @@ GitRepo::~GitRepo() {
   git_libgit2_shutdown();
 }
 
+std::vector<std::string> GitRepo::GitDirs() const {
+  std::vector<std::string> dirs{git_repository_path(repo_)};
+  std::string common = git_repository_commondir(repo_);
+  if (common != dirs.front()) dirs.push_back(common);
+  return dirs;
+}
+
 bool GitRepo::EnsureExcluded(const std::string& pattern, std::string* err) {
   std::string info_dir = std::string(git_repository_path(repo_)) + "info";
   std::string path = info_dir + "/exclude";

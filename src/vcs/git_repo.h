@@ -31,6 +31,10 @@ class GitRepo : public Repo {
   /// The working tree root, as given to Open.
   const std::string& dir() const { return dir_; }
 
+  /// Where git keeps this repository's state: the .git directory and, for a
+  /// linked worktree, the common one that holds the refs (once if the same).
+  std::vector<std::string> GitDirs() const;
+
   /// Appends `pattern` (e.g. ".ratchet/") to .git/info/exclude unless a line
   /// equal to it is already there, so that plain `git status` ignores it too.
   /// Touches no tracked file. (This object ignores .ratchet/ even without it.)

@@ -82,5 +82,19 @@ expect_eq "$(git -C "$L" rev-parse --abbrev-ref HEAD)" "ratchet/main" "on the lo
 for sha in $(sql "$L" "SELECT candidate_commit FROM experiments WHERE candidate_commit != ''"); do
   git -C "$L" cat-file -e "$sha^{commit}" || fail "candidate $sha lost"
 done
+
+# A kill inside a git write leaves its lock file (an empty NAME.lock), and
+# git refuses every later write of NAME while it is there. A random kill
+# lands there rarely, so plant what it leaves: resuming removes the locks
+# (the loop lock is held; no other writer can own them) and goes on.
+: >"$L/.git/refs/heads/ratchet/main.lock"
+: >"$L/.git/index.lock"
+out=$("$RATCHET" run "$L" --max-experiments 62 2>&1) || fail "run after planted git locks failed: $out"
+expect_contains "$out" "removed $L/.git/refs/heads/ratchet/main.lock, left by a git write that never finished" "ref lock removed"
+expect_contains "$out" "removed $L/.git/index.lock" "index lock removed"
+expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE phase = 'done'")" "62" "the loop went on"
+expect_eq "$(git -C "$L" rev-parse ratchet/main)" \
+  "$(sql "$L" "SELECT candidate_commit FROM experiments WHERE status='keep' ORDER BY id DESC LIMIT 1")" "tip after the locks"
+expect_eq "$(git -C "$L" status --porcelain)" "" "worktree clean after the locks"
 echo "kills: 20, interrupted experiments: $interrupted"
 finish
