@@ -44,9 +44,8 @@ bool RemoveStaleGitLocks(const std::vector<std::string>& git_dirs, double settle
     locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
     return locks;
   };
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(settle_seconds));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(settle_seconds);
   const std::vector<std::string> at_start = find_all();
   std::vector<std::string> left = at_start;
   // Poll: a lock that a live git command holds disappears within the wait.
