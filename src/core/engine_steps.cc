@@ -300,6 +300,10 @@ bool Engine::RunAttempt(Experiment* exp, int attempt, const std::string& purpose
       *status = Status::kCrash;
       *problem = "could not start: " + result.error;
       break;
+    case RunResult::End::kLimit:
+      *status = Status::kCrash;
+      *problem = result.Describe();
+      break;
     case RunResult::End::kSignaled:
       *status = Status::kCrash;
       *problem = "killed by " + result.Describe() + printed;

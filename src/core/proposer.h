@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/experiment.h"
+#include "core/runner.h"
 
 namespace ratchet {
 
@@ -35,6 +36,12 @@ struct ProposalRequest {
   std::string search_hints_json;
   uint64_t seed = 0;  // derived from [loop] seed and the experiment id
   const std::atomic<bool>* cancel = nullptr;  // set when the user asks to stop now
+  /// The view the proposer's processes get, filled by the engine: the
+  /// experiment's working copy writable, a scratch $HOME for this experiment,
+  /// the network only where the loop allows it. A proposer that runs commands
+  /// copies it into RunSpec::sandbox; when sandbox.enabled is false (the loop
+  /// opted out) it still sets HOME to sandbox.home if that is not empty.
+  SandboxSpec sandbox;
 };
 
 struct Proposal {

@@ -21,6 +21,14 @@ std::string RunResult::Describe() const {
       return "cancelled";
     case End::kFailedToStart:
       return "failed to start: " + error;
+    case End::kLimit:
+      switch (limit) {
+        case Limit::kMemory: return "memory limit exceeded";
+        case Limit::kPids: return "process limit exceeded";
+        case Limit::kFileSize: return "file size limit exceeded";
+        case Limit::kNone: break;
+      }
+      return "limit exceeded";
   }
   return "?";
 }
