@@ -19,7 +19,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 python=${PYTHON:-/usr/bin/python3}
 clock=${CLOCK:-wall}
 
-make -C "$gpt" -s -j2 build/train build/peak data/manifest.txt >/dev/null
+make -C "$gpt" -s -j2 candidate trusted/peak data/manifest.txt >/dev/null
 openblas=$("$here/get-openblas")
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
@@ -34,7 +34,7 @@ echo "threads $OMP_NUM_THREADS, $seconds s ($clock clock) per measurement, $(npr
 printf '%-5s %10s %11s %11s %8s %14s %14s %8s\n' round peak_GF cpp_tok/s cpp_GF cpp_%pk \
   torch_tok/s torch2_tok/s speedup
 for r in $(seq 1 "$rounds"); do
-  peak=$("$gpt/build/peak" --seconds 1 --rounds 3 --clock "$clock" 2>/dev/null)
+  peak=$("$gpt/trusted/peak" --seconds 1 --rounds 3 --clock "$clock" 2>/dev/null)
   line=$(cd "$run" && GPT_CLOCK="$clock" GPT_DATA_DIR="$gpt/data" RATCHET_BUDGET_SECONDS="$seconds" \
     RATCHET_RUN_DIR="$run" \
     "$gpt/build/train" | tee -a "$run/cpp.log" | grep '^throughput:')

@@ -1,10 +1,12 @@
 // train.cpp: a small GPT that learns to predict bytes, trained for a fixed
-// wall-clock budget on the CPU, then scored by the fixed evaluator
-// (prepare/evaluator.h) in validation bits per byte. This is the file an
-// experiment changes: the model, its backward pass, the optimiser, the
-// schedule. Keep the interface of prepare/model_api.h; the gradient check
-// (prepare/gradcheck_main.cc) builds this model at a tiny size and compares
-// its gradients with finite differences before any budget is spent.
+// wall-clock budget on the CPU. This is the file an experiment changes: the
+// model, its backward pass, the optimiser, the schedule, the training loop.
+// Keep the interface of prepare/model_api.h (the Model, MakeModel, Train).
+// Everything around it is fixed: prepare/train_main.cc reads the training
+// data, calls Train and saves the checkpoint; prepare/serve_main.cc serves
+// the saved model to the judges, trusted/evaluate (validation bits per byte,
+// causality probes) and trusted/gradcheck (this model built tiny, its
+// gradients against finite differences before any budget is spent).
 //
 // Model: token embedding -> DEPTH x [RMSNorm -> attention with QK-norm and
 // RoPE -> residual, RMSNorm -> ReLU^2 MLP -> residual] -> RMSNorm -> head.
@@ -12,9 +14,6 @@
 // through oneDNN, everything else is loops parallelised with OpenMP.
 // Optimisers: Muon for the 2-D hidden weights, AdamW for embedding, head and
 // gains. All memory comes from one arena allocated at start.
-//
-//   build/train                    train for RATCHET_BUDGET_SECONDS, save, evaluate
-//   build/train --eval FILE [--split val|audit]   score a saved model again
 
 #include <omp.h>
 
@@ -28,11 +27,8 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "prepare/evaluator.h"
-#include "prepare/manifest.h"
 #include "prepare/matmul.h"
 #include "prepare/model_api.h"
 #include "prepare/protocol.h"
@@ -478,6 +474,9 @@ class Gpt : public gpt::Model {
  public:
   explicit Gpt(const gpt::ModelSize& size);
 
+  gpt::ModelSize size() const override {
+    return {d_.depth, d_.width, d_.heads, d_.context, d_.batch};
+  }
   int max_batch() const override { return d_.batch; }
   int max_context() const override { return d_.context; }
   void Logits(const uint8_t* tokens, int batch, int T, float* logits) override;
@@ -941,65 +940,7 @@ double Schedule(double progress) {
 }
 
 // ----------------------------------------------------------------------------
-// Checkpoints: a header with the sizes, then every parameter in order.
-
-constexpr char kMagic[8] = {'G', 'P', 'T', 'C', 'K', 'P', 'T', '1'};
-
-bool Save(Gpt& model, const std::string& path, std::string* err) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    *err = "cannot write " + tmp;
-    return false;
-  }
-  const Dims& d = model.dims();
-  const int32_t header[5] = {d.depth, d.width, d.heads, d.context, d.batch};
-  bool ok = std::fwrite(kMagic, 1, 8, f) == 8 && std::fwrite(header, 4, 5, f) == 5;
-  for (const Param& p : model.params()) {
-    ok = ok && std::fwrite(model.value(p), sizeof(float), p.size(), f) == p.size();
-  }
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "cannot write " + path;
-    return false;
-  }
-  return true;
-}
-
-std::unique_ptr<Gpt> Load(const std::string& path, std::string* err) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    *err = "cannot open " + path;
-    return nullptr;
-  }
-  char magic[8];
-  int32_t h[5];
-  std::unique_ptr<Gpt> model;
-  if (std::fread(magic, 1, 8, f) == 8 && std::memcmp(magic, kMagic, 8) == 0 &&
-      std::fread(h, 4, 5, f) == 5 && h[0] > 0 && h[1] > 0 && h[2] > 0 && h[1] % h[2] == 0 &&
-      h[3] > 0 && h[4] > 0) {
-    model = std::make_unique<Gpt>(gpt::ModelSize{h[0], h[1], h[2], h[3], h[4]});
-    for (const Param& p : model->params()) {
-      if (std::fread(model->value(p), sizeof(float), p.size(), f) != p.size()) {
-        model.reset();
-        break;
-      }
-    }
-    if (model && std::fgetc(f) != EOF) model.reset();
-  }
-  std::fclose(f);
-  if (!model) *err = path + " is not a checkpoint of this train.cpp";
-  return model;
-}
-
-// ----------------------------------------------------------------------------
 // Training
-
-int Fail(const std::string& message) {
-  std::printf("FAIL: %s\n", message.c_str());
-  std::fflush(stdout);
-  return 1;
-}
 
 int64_t CountParams(const Gpt& model) {
   int64_t n = 0;
@@ -1007,37 +948,24 @@ int64_t CountParams(const Gpt& model) {
   return n;
 }
 
-int EvaluateSaved(const std::string& path, const std::string& split) {
-  std::string err;
-  gpt::RunEnv env;
-  if (!gpt::ReadRunEnv(&env, &err)) return Fail(err);
-  std::unique_ptr<Gpt> model = Load(path, &err);
-  if (!model) return Fail(err);
-  gpt::TrainReport report;
-  report.num_params = CountParams(*model);
-  report.depth = model->dims().depth;
-  return gpt::EvaluateAndReport(*model, report, env.data_dir, split);
-}
-
-int Train() {
-  std::string err;
-  gpt::RunEnv env;
-  if (!gpt::ReadRunEnv(&env, &err)) return Fail(err);
-  std::string train;
-  if (!gpt::ReadVerified(env.data_dir, "train.bin", &train, &err)) return Fail(err);
-  if (train.size() < static_cast<size_t>(CONTEXT) + 2) return Fail("train split too small");
-
-  Gpt model(gpt::ModelSize{DEPTH, WIDTH, HEADS, CONTEXT, BATCH});
-  model.Init(env.seed);
-  Optimizer optimizer(model);
+std::unique_ptr<gpt::Model> Train(const gpt::TrainSetup& setup, gpt::TrainClaims* claims,
+                                  std::string* err) {
+  const std::string_view train = setup.train;
+  if (train.size() < static_cast<size_t>(CONTEXT) + 2) {
+    *err = "the training split is too small";
+    return nullptr;
+  }
+  auto model = std::make_unique<Gpt>(gpt::ModelSize{DEPTH, WIDTH, HEADS, CONTEXT, BATCH});
+  model->Init(setup.seed);
+  Optimizer optimizer(*model);
   std::printf(
       "model: depth %d width %d heads %d context %d batch %d, %.3fM parameters, "
       "arena %.0f MB, %d worker threads\n",
-      DEPTH, WIDTH, HEADS, CONTEXT, BATCH, CountParams(model) * 1e-6,
-      model.arena_bytes() / 1048576.0, model.workers());
+      DEPTH, WIDTH, HEADS, CONTEXT, BATCH, CountParams(*model) * 1e-6,
+      model->arena_bytes() / 1048576.0, model->workers());
 
   // Random windows of the training split.
-  std::mt19937_64 rng(env.seed * 0x9E3779B97F4A7C15ull + 1);
+  std::mt19937_64 rng(setup.seed * 0x9E3779B97F4A7C15ull + 1);
   std::vector<uint8_t> inputs(BATCH * CONTEXT), targets(BATCH * CONTEXT);
   auto next_batch = [&] {
     for (int b = 0; b < BATCH; ++b) {
@@ -1050,17 +978,18 @@ int Train() {
   // One step before the clock starts creates the oneDNN primitives and
   // touches the memory, so that the budget measures training only.
   next_batch();
-  model.ForwardBackward(inputs.data(), targets.data(), BATCH, CONTEXT);
+  model->ForwardBackward(inputs.data(), targets.data(), BATCH, CONTEXT);
 
-  const gpt::TrainingClock clock(env.cpu_clock, model.workers());
+  const gpt::TrainingClock clock(setup.cpu_clock, model->workers());
   double elapsed = 0, smooth = 0, last_print = -PROGRESS_SECONDS;
   int64_t step = 0;
-  while ((elapsed = clock.Seconds()) < env.budget_seconds) {
-    const double lr = Schedule(elapsed / env.budget_seconds);
+  while ((elapsed = clock.Seconds()) < setup.budget_seconds) {
+    const double lr = Schedule(elapsed / setup.budget_seconds);
     next_batch();
-    const double loss = model.ForwardBackward(inputs.data(), targets.data(), BATCH, CONTEXT);
+    const double loss = model->ForwardBackward(inputs.data(), targets.data(), BATCH, CONTEXT);
     if (!std::isfinite(loss) || loss > MAX_LOSS) {
-      return Fail("training loss is " + std::to_string(loss) + " at step " + std::to_string(step));
+      *err = "training loss is " + std::to_string(loss) + " at step " + std::to_string(step);
+      return nullptr;
     }
     optimizer.Step(lr);
     ++step;
@@ -1073,36 +1002,9 @@ int Train() {
       std::fflush(stdout);
     }
   }
-  const double training_seconds = clock.Seconds();
-
-  // Save before evaluating, so that a crash in evaluation loses nothing.
-  const std::string path = env.run_dir + "/model.bin";
-  if (!Save(model, path, &err)) return Fail(err);
-  std::printf("saved %s\n", path.c_str());
-
-  gpt::TrainReport report;
-  report.training_seconds = training_seconds;
-  report.num_steps = step;
-  report.total_tokens = static_cast<double>(step) * BATCH * CONTEXT;
-  report.flops_per_token = model.FlopsPerToken(CONTEXT);
-  report.num_params = CountParams(model);
-  report.depth = DEPTH;
-  std::printf("throughput: %.0f tokens/s, %.1f GFLOP/s (model FLOPs)\n",
-              report.total_tokens / training_seconds,
-              report.flops_per_token * report.total_tokens / training_seconds * 1e-9);
-  return gpt::EvaluateAndReport(model, report, env.data_dir);
+  claims->training_seconds = clock.Seconds();
+  claims->num_steps = step;
+  claims->total_tokens = static_cast<double>(step) * BATCH * CONTEXT;
+  claims->flops_per_token = model->FlopsPerToken(CONTEXT);
+  return model;
 }
-
-#ifndef GPT_NO_MAIN
-int main(int argc, char** argv) {
-  if (argc >= 3 && std::string(argv[1]) == "--eval") {
-    const std::string split = argc >= 5 && std::string(argv[3]) == "--split" ? argv[4] : "val";
-    return EvaluateSaved(argv[2], split);
-  }
-  if (argc != 1) {
-    std::fprintf(stderr, "usage: train | train --eval MODEL [--split val|audit]\n");
-    return 2;
-  }
-  return Train();
-}
-#endif

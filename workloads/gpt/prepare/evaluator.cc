@@ -1,140 +1,195 @@
 #include "evaluator.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <random>
-#include <vector>
 
-#include "manifest.h"
 #include "protocol.h"
 
 namespace gpt {
 namespace {
 
-// Captured when the program's static objects are built, i.e. at start-up.
-const auto kProcessStart = std::chrono::steady_clock::now();
-
-// Windows per Logits call: small enough for any model's batch, large enough
-// to keep the matrix products efficient.
-constexpr int kEvalBatch = 16;
-constexpr int kProbes = 4;
+constexpr int T = kEvalContext;
+constexpr size_t kRow = kVocab;
 constexpr double kProbeTolerance = 1e-4;
+constexpr int kPlainProbes = 4;
 
-int EvalBatch(Model& model) { return std::max(1, std::min(kEvalBatch, model.max_batch())); }
+bool Moved(float before, float after) {
+  return !(std::fabs(after - before) <= kProbeTolerance * (1 + std::fabs(before)));
+}
 
-bool CheckModelAccepts(Model& model, std::string* err) {
-  if (model.max_context() < kEvalContext) {
-    *err = "the model accepts sequences of at most " + std::to_string(model.max_context()) +
-           " bytes; the evaluator needs " + std::to_string(kEvalContext);
-    return false;
+// Cross-entropy (nats) of one position: log-softmax in double, fixed order,
+// so that the score does not depend on how the model computes its own loss.
+double PositionLoss(const float* row, uint8_t target) {
+  double max = row[0];
+  for (size_t v = 1; v < kRow; ++v) max = std::max(max, static_cast<double>(row[v]));
+  double sum = 0;
+  for (size_t v = 0; v < kRow; ++v) sum += std::exp(row[v] - max);
+  return std::log(sum) + max - row[target];
+}
+
+// A probe copy: window `source` with byte `pos` replaced by `byte`.
+struct Probe {
+  size_t source;
+  int pos;
+  uint8_t byte;
+};
+
+// One sequence of the stream: a real window (probe < 0) or a probe copy.
+struct Item {
+  size_t window;
+  int probe;
+};
+
+// Sends `items` in batches to `fn` and hands each answered sequence, with
+// its tokens and logits, to `take`.
+template <typename Take>
+bool Stream(const std::vector<Item>& items, int batch, std::string_view split,
+            const std::vector<Probe>& probes, const LogitsFn& fn, int* requests, std::string* err,
+            Take take) {
+  std::vector<uint8_t> tokens(static_cast<size_t>(batch) * T);
+  std::vector<float> logits;
+  for (size_t first = 0; first < items.size(); first += batch) {
+    for (int i = 0; i < batch; ++i) {
+      const Item& it = items[first + i];
+      uint8_t* seq = &tokens[static_cast<size_t>(i) * T];
+      std::copy_n(reinterpret_cast<const uint8_t*>(split.data()) + it.window * (T + 1), T, seq);
+      if (it.probe >= 0) seq[probes[it.probe].pos] = probes[it.probe].byte;
+    }
+    ++*requests;
+    if (!fn(tokens.data(), batch, T, &logits, err)) return false;
+    for (int i = 0; i < batch; ++i) {
+      if (!take(items[first + i], &logits[static_cast<size_t>(i) * T * kRow], err)) return false;
+    }
   }
   return true;
-}
-
-// Windows of kEvalContext + 1 bytes starting every kEvalContext bytes: the
-// first kEvalContext bytes are the input, the last kEvalContext the targets.
-size_t WindowCount(std::string_view bytes) {
-  return bytes.size() < 2 ? 0 : (bytes.size() - 1) / kEvalContext;
-}
-
-const uint8_t* WindowAt(std::string_view bytes, size_t w) {
-  return reinterpret_cast<const uint8_t*>(bytes.data()) + w * kEvalContext;
-}
-
-double PeakGflops(const std::string& data_dir) {
-  if (const char* v = std::getenv("GPT_PEAK_GFLOPS")) return std::atof(v);
-  std::ifstream in(data_dir + "/peak_gflops.txt");
-  double g = 0;
-  return (in >> g) ? g : 0;
 }
 
 }  // namespace
 
-double ProcessSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
-}
-
-double PeakMemoryMb() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      in >> kb;
-      return kb / 1024.0;
-    }
-  }
-  return 0;
-}
-
-bool ScoreBitsPerByte(Model& model, std::string_view bytes, double* bpb, std::string* err) {
-  if (!CheckModelAccepts(model, err)) return false;
-  const size_t windows = WindowCount(bytes);
+bool EvaluateSplit(std::string_view split, const EvalOptions& opt, const LogitsFn& score,
+                   const LogitsFn* probe_fn, EvalResult* result, std::string* err) {
+  *result = EvalResult();
+  const size_t windows = split.size() / (T + 1);
   if (windows == 0) {
-    *err = "the split is shorter than one window of " + std::to_string(kEvalContext + 1) + " bytes";
+    *err = "the split is shorter than one window of " + std::to_string(T + 1) + " bytes";
     return false;
   }
-  const int batch = EvalBatch(model);
-  const int T = kEvalContext;
-  std::vector<uint8_t> tokens(static_cast<size_t>(batch) * T);
-  std::vector<float> logits(static_cast<size_t>(batch) * T * kVocab);
-  double nats = 0;
-  for (size_t first = 0; first < windows; first += batch) {
-    const int b = static_cast<int>(std::min<size_t>(batch, windows - first));
-    for (int i = 0; i < b; ++i) std::copy_n(WindowAt(bytes, first + i), T, &tokens[i * T]);
-    model.Logits(tokens.data(), b, T, logits.data());
-    // Log-softmax and cross-entropy here, in double, in a fixed order, so the
-    // score does not depend on how the model computes its own loss.
-    for (int i = 0; i < b; ++i) {
-      const uint8_t* window = WindowAt(bytes, first + i);
-      for (int t = 0; t < T; ++t) {
-        const float* row = &logits[(static_cast<size_t>(i) * T + t) * kVocab];
-        double max = row[0];
-        for (int v = 1; v < kVocab; ++v) max = std::max(max, static_cast<double>(row[v]));
-        double sum = 0;
-        for (int v = 0; v < kVocab; ++v) sum += std::exp(row[v] - max);
-        const double loss = std::log(sum) + max - row[window[t + 1]];
-        if (!std::isfinite(loss)) {
-          *err = "the model gave a non-finite logit (window " + std::to_string(first + i) +
-                 ", position " + std::to_string(t) + ")";
-          return false;
-        }
-        nats += loss;
+  if (opt.batch < 1) {
+    *err = "the model accepts no batch at all";
+    return false;
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(split.data());
+  std::mt19937_64 rng(opt.seed);
+  const int batch = opt.batch;
+
+  // The probes, and the streams: real windows and probes shuffled together
+  // (or the probes alone on their own instance), padded with more probes to
+  // full batches.
+  std::vector<Probe> probes;
+  auto add_probe = [&] {
+    Probe p{rng() % windows, 1 + static_cast<int>(rng() % (T - 1)), 0};
+    const uint8_t original = bytes[p.source * (T + 1) + p.pos];
+    // A byte of the split itself, so that the change looks like text.
+    for (int tries = 0; tries < 8 && (tries == 0 || p.byte == original); ++tries) {
+      p.byte = bytes[rng() % split.size()];
+    }
+    if (p.byte == original) p.byte = static_cast<uint8_t>(original ^ (1 + rng() % 255));
+    probes.push_back(p);
+    return static_cast<int>(probes.size() - 1);
+  };
+  std::vector<Item> main_items, probe_items;
+  for (size_t w = 0; w < windows; ++w) main_items.push_back({w, -1});
+  std::vector<Item>& probe_target = probe_fn != nullptr ? probe_items : main_items;
+  for (int i = 0; i < opt.probes; ++i) {
+    const int k = add_probe();
+    probe_target.push_back({probes[k].source, k});
+  }
+  for (std::vector<Item>* items : {&main_items, &probe_items}) {
+    while (items->size() % batch != 0) {
+      const int k = add_probe();
+      items->push_back({probes[k].source, k});
+    }
+    std::shuffle(items->begin(), items->end(), rng);
+  }
+
+  // Logits kept for the probes: the rows before each changed byte, of the
+  // original window and of its copy.
+  std::vector<std::vector<float>> original(windows), copy(probes.size());
+  std::vector<int> needed(windows, 0);  // rows of window w some probe compares
+  for (const Probe& p : probes) needed[p.source] = std::max(needed[p.source], p.pos);
+  std::vector<double> nats(windows, 0.0);
+
+  auto take = [&](const Item& it, const float* logits, std::string* e) {
+    if (it.probe >= 0) {
+      copy[it.probe].assign(logits, logits + probes[it.probe].pos * kRow);
+      return true;
+    }
+    const uint8_t* window = bytes + it.window * (T + 1);
+    double sum = 0;
+    for (int t = 0; t < T; ++t) {
+      const double loss = PositionLoss(logits + t * kRow, window[t + 1]);
+      if (!std::isfinite(loss)) {
+        *e = "the model gave a non-finite loss (window " + std::to_string(it.window) +
+             ", position " + std::to_string(t) + ")";
+        return false;
+      }
+      sum += loss;
+    }
+    nats[it.window] = sum;
+    if (needed[it.window] > 0) {
+      original[it.window].assign(logits, logits + needed[it.window] * kRow);
+    }
+    return true;
+  };
+  if (!Stream(main_items, batch, split, probes, score, &result->requests, err, take)) return false;
+  if (probe_fn != nullptr &&
+      !Stream(probe_items, batch, split, probes, *probe_fn, &result->requests, err, take)) {
+    return false;
+  }
+
+  for (const Probe& p : probes) {
+    const std::vector<float>& a = original[p.source];
+    const std::vector<float>& b = copy[&p - probes.data()];
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (Moved(a[i], b[i])) {
+        *err = "causality probe: changing byte " + std::to_string(p.pos) +
+               " of a validation window changed its logits at position " +
+               std::to_string(i / kRow) + " (" + std::to_string(a[i]) + " -> " +
+               std::to_string(b[i]) +
+               "): the model looks ahead at later bytes, or its answer depends on the other "
+               "sequences of the batch or on what it was asked before";
+        return false;
       }
     }
   }
-  *bpb = nats / std::log(2.0) / (static_cast<double>(windows) * T);
+  double total = 0;
+  for (double n : nats) total += n;  // in window order: the same sum every time
+  result->bpb = total / std::log(2.0) / (static_cast<double>(windows) * T);
+  result->windows = windows;
+  result->probes = static_cast<int>(probes.size());
   return true;
 }
 
-bool CheckCausality(Model& model, const uint8_t* tokens, int batch, int T, uint64_t seed,
+bool CheckCausality(const LogitsFn& fn, const uint8_t* tokens, int batch, int T_, uint64_t seed,
                     std::string* err) {
-  if (batch < 1 || batch > model.max_batch() || T < 1 || T > model.max_context()) {
-    *err = "causality probe: the model does not accept " + std::to_string(batch) + " x " +
-           std::to_string(T) + " tokens";
-    return false;
-  }
-  const size_t n = static_cast<size_t>(batch) * T * kVocab;
-  std::vector<float> before(n), after(n);
-  model.Logits(tokens, batch, T, before.data());
+  const size_t n = static_cast<size_t>(batch) * T_ * kVocab;
+  std::vector<float> before, after;
+  if (!fn(tokens, batch, T_, &before, err)) return false;
   std::mt19937_64 rng(seed);
-  for (int probe = 0; probe < kProbes; ++probe) {
+  for (int probe = 0; probe < kPlainProbes; ++probe) {
     const int w = static_cast<int>(rng() % batch);
-    const int p = static_cast<int>(rng() % T);
-    std::vector<uint8_t> changed(tokens, tokens + static_cast<size_t>(batch) * T);
-    changed[static_cast<size_t>(w) * T + p] ^= static_cast<uint8_t>(1 + rng() % 255);
-    model.Logits(changed.data(), batch, T, after.data());
+    const int p = static_cast<int>(rng() % T_);
+    std::vector<uint8_t> changed(tokens, tokens + static_cast<size_t>(batch) * T_);
+    changed[static_cast<size_t>(w) * T_ + p] ^= static_cast<uint8_t>(1 + rng() % 255);
+    if (!fn(changed.data(), batch, T_, &after, err)) return false;
     for (int i = 0; i < batch; ++i) {
       // In the changed sequence only positions >= p may move; elsewhere none.
-      const int fixed = i == w ? p : T;
+      const int fixed = i == w ? p : T_;
       for (int t = 0; t < fixed; ++t) {
         for (int v = 0; v < kVocab; ++v) {
-          const size_t k = (static_cast<size_t>(i) * T + t) * kVocab + v;
-          if (!(std::fabs(after[k] - before[k]) <= kProbeTolerance * (1 + std::fabs(before[k])))) {
+          const size_t k = (static_cast<size_t>(i) * T_ + t) * kVocab + v;
+          if (k < n && Moved(before[k], after[k])) {
             *err = "causality probe: changing byte " + std::to_string(p) + " of sequence " +
                    std::to_string(w) + " changed the logits at position " + std::to_string(t) +
                    " of sequence " + std::to_string(i) +
@@ -148,60 +203,6 @@ bool CheckCausality(Model& model, const uint8_t* tokens, int batch, int T, uint6
     }
   }
   return true;
-}
-
-namespace {
-
-// The probe on up to 4 windows of the split, spread over it.
-bool ProbeSplit(Model& model, std::string_view bytes, std::string* err) {
-  if (!CheckModelAccepts(model, err)) return false;
-  const size_t windows = WindowCount(bytes);
-  const int batch = static_cast<int>(std::min<size_t>(std::min(EvalBatch(model), 4), windows));
-  if (batch < 1) {
-    *err = "the split is too small for the causality probe";
-    return false;
-  }
-  std::vector<uint8_t> tokens(static_cast<size_t>(batch) * kEvalContext);
-  for (int i = 0; i < batch; ++i) {
-    std::copy_n(WindowAt(bytes, i * windows / batch), kEvalContext, &tokens[i * kEvalContext]);
-  }
-  return CheckCausality(model, tokens.data(), batch, kEvalContext, std::random_device{}(), err);
-}
-
-}  // namespace
-
-int EvaluateAndReport(Model& model, const TrainReport& report, const std::string& data_dir,
-                      const std::string& split) {
-  std::string bytes, err;
-  double bpb = 0;
-  if (split != "val" && split != "audit") {
-    err = "unknown split '" + split + "' (val or audit)";
-  } else if (ReadVerified(data_dir, split + ".bin", &bytes, &err) &&
-             ProbeSplit(model, bytes, &err) && ScoreBitsPerByte(model, bytes, &bpb, &err)) {
-    err.clear();
-  }
-  if (!err.empty()) {
-    std::printf("FAIL: %s\n", err.c_str());
-    std::fflush(stdout);
-    return 1;
-  }
-  const double peak = PeakGflops(data_dir);
-  const double achieved =
-      report.training_seconds > 0
-          ? report.flops_per_token * report.total_tokens / report.training_seconds * 1e-9
-          : 0;
-  std::printf("---\n");
-  std::printf("%-18s%.6f\n", (split + "_bpb:").c_str(), bpb);
-  std::printf("%-18s%.1f\n", "training_seconds:", report.training_seconds);
-  std::printf("%-18s%.1f\n", "total_seconds:", ProcessSeconds());
-  std::printf("%-18s%.1f\n", "peak_mem_mb:", PeakMemoryMb());
-  std::printf("%-18s%.2f\n", "mfu_percent:", peak > 0 ? 100 * achieved / peak : 0.0);
-  std::printf("%-18s%.3f\n", "total_tokens_M:", report.total_tokens * 1e-6);
-  std::printf("%-18s%lld\n", "num_steps:", static_cast<long long>(report.num_steps));
-  std::printf("%-18s%.3f\n", "num_params_M:", report.num_params * 1e-6);
-  std::printf("%-18s%d\n", "depth:", report.depth);
-  std::fflush(stdout);
-  return 0;
 }
 
 }  // namespace gpt
