@@ -4,13 +4,12 @@
 #include <cstring>
 #include <memory>
 
+#include "protocol.h"
+
 namespace gpt {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'T', 'C', 'K', 'P', 'T', '2'};
-constexpr int kMaxDim = 1 << 20;
-constexpr uint32_t kMaxTensors = 1 << 16;
-constexpr uint32_t kMaxName = 256;
 
 struct FileCloser {
   void operator()(FILE* f) const { std::fclose(f); }
@@ -94,7 +93,7 @@ bool ReadCheckpointHeader(const std::string& path, CheckpointHeader* h, std::str
   }
   int32_t dims[5];
   for (int32_t& d : dims) {
-    if (!Read(f.get(), &d) || d < 1 || d > kMaxDim) return bad("model sizes out of range");
+    if (!Read(f.get(), &d) || d < 1 || d > kMaxModelDim) return bad("model sizes out of range");
   }
   h->size = ModelSize{dims[0], dims[1], dims[2], dims[3], dims[4]};
   uint32_t n = 0;
@@ -102,11 +101,11 @@ bool ReadCheckpointHeader(const std::string& path, CheckpointHeader* h, std::str
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t len = 0;
     TensorInfo t;
-    if (!Read(f.get(), &len) || len == 0 || len > kMaxName) return bad("a tensor name too long");
+    if (!Read(f.get(), &len) || len == 0 || len > kMaxTensorName) return bad("a tensor name too long");
     t.name.resize(len);
     int32_t rows = 0, cols = 0;
     if (std::fread(t.name.data(), 1, len, f.get()) != len || !Read(f.get(), &rows) ||
-        !Read(f.get(), &cols) || rows < 1 || cols < 1 || rows > kMaxDim || cols > kMaxDim) {
+        !Read(f.get(), &cols) || rows < 1 || cols < 1 || rows > kMaxModelDim || cols > kMaxModelDim) {
       return bad("tensor " + std::to_string(i) + " is malformed");
     }
     t.rows = rows;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gpt {
 
@@ -23,5 +24,12 @@ inline constexpr size_t kChunkBytes = 16384;
 inline constexpr size_t kSplitPeriod = 40;
 inline constexpr size_t kValChunk = 19;
 inline constexpr size_t kAuditChunk = 39;
+
+/// Bounds on any model a checkpoint or the model server describes: far
+/// above anything that trains in a CPU budget, low enough that no size
+/// computed from them overflows.
+inline constexpr int kMaxModelDim = 1 << 20;
+inline constexpr uint32_t kMaxTensors = 1 << 16;
+inline constexpr uint32_t kMaxTensorName = 256;
 
 }  // namespace gpt

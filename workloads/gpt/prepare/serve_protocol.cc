@@ -8,14 +8,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "protocol.h"
+
 namespace gpt {
 namespace {
-
-// The largest model the protocol describes: far above anything that trains
-// in a CPU budget, low enough that sizes cannot overflow.
-constexpr int kMaxDim = 1 << 20;
-constexpr uint32_t kMaxTensors = 1 << 16;
-constexpr size_t kMaxName = 256;
 
 // Waits until `fd` is ready for `events` or `watch_fd` has input; 0 when fd
 // is ready, 1 when watch_fd became readable first, -1 on timeout or error.
@@ -157,7 +153,7 @@ void PackModelSize(const ModelSize& s, Packer* p) {
 bool UnpackModelSize(Unpacker* u, ModelSize* s) {
   int32_t v[5];
   for (int32_t& x : v) {
-    if (!u->Get(&x) || x < 1 || x > kMaxDim) return false;
+    if (!u->Get(&x) || x < 1 || x > kMaxModelDim) return false;
   }
   *s = ModelSize{v[0], v[1], v[2], v[3], v[4]};
   return true;
@@ -183,8 +179,8 @@ bool UnpackModelInfo(const std::string& payload, ModelInfo* info, std::string* e
   int32_t max_batch = 0, max_context = 0;
   uint32_t n = 0;
   if (!UnpackModelSize(&u, &info->size) || !u.Get(&max_batch) || !u.Get(&max_context) ||
-      !u.Get(&n) || max_batch < 1 || max_batch > kMaxDim || max_context < 1 ||
-      max_context > kMaxDim || n > kMaxTensors) {
+      !u.Get(&n) || max_batch < 1 || max_batch > kMaxModelDim || max_context < 1 ||
+      max_context > kMaxModelDim || n > kMaxTensors) {
     *err = "a malformed model description (sizes out of range)";
     return false;
   }
@@ -194,8 +190,8 @@ bool UnpackModelInfo(const std::string& payload, ModelInfo* info, std::string* e
   for (uint32_t i = 0; i < n; ++i) {
     TensorInfo t;
     int32_t rows = 0, cols = 0;
-    if (!u.GetString(&t.name, kMaxName) || !u.Get(&rows) || !u.Get(&cols) || rows < 1 ||
-        cols < 1 || rows > kMaxDim || cols > kMaxDim) {
+    if (!u.GetString(&t.name, kMaxTensorName) || !u.Get(&rows) || !u.Get(&cols) || rows < 1 ||
+        cols < 1 || rows > kMaxModelDim || cols > kMaxModelDim) {
       *err = "a malformed model description (tensor " + std::to_string(i) + ")";
       return false;
     }

@@ -6,7 +6,9 @@
 // talking to build/serve, scores the checkpoint.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "checkpoint.h"
