@@ -61,7 +61,8 @@ bool WriteCheckpoint(Model& model, const std::string& path, std::string* err) {
   for (const ParamView& p : params) {
     ok = ok && Write(f.get(), static_cast<uint32_t>(p.name.size())) &&
          std::fwrite(p.name.data(), 1, p.name.size(), f.get()) == p.name.size() &&
-         Write(f.get(), static_cast<int32_t>(p.rows)) && Write(f.get(), static_cast<int32_t>(p.cols));
+         Write(f.get(), static_cast<int32_t>(p.rows)) &&
+         Write(f.get(), static_cast<int32_t>(p.cols));
   }
   for (const ParamView& p : params) {
     ok = ok && std::fwrite(p.value, sizeof(float), p.size(), f.get()) == p.size();
@@ -101,11 +102,13 @@ bool ReadCheckpointHeader(const std::string& path, CheckpointHeader* h, std::str
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t len = 0;
     TensorInfo t;
-    if (!Read(f.get(), &len) || len == 0 || len > kMaxTensorName) return bad("a tensor name too long");
+    if (!Read(f.get(), &len) || len == 0 || len > kMaxTensorName)
+      return bad("a tensor name too long");
     t.name.resize(len);
     int32_t rows = 0, cols = 0;
     if (std::fread(t.name.data(), 1, len, f.get()) != len || !Read(f.get(), &rows) ||
-        !Read(f.get(), &cols) || rows < 1 || cols < 1 || rows > kMaxModelDim || cols > kMaxModelDim) {
+        !Read(f.get(), &cols) || rows < 1 || cols < 1 || rows > kMaxModelDim ||
+        cols > kMaxModelDim) {
       return bad("tensor " + std::to_string(i) + " is malformed");
     }
     t.rows = rows;

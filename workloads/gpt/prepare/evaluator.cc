@@ -9,7 +9,7 @@
 namespace gpt {
 namespace {
 
-constexpr int T = kEvalContext;
+constexpr int kT = kEvalContext;  // inputs (and targets) of a window
 constexpr size_t kRow = kVocab;
 constexpr double kProbeTolerance = 1e-4;
 constexpr int kPlainProbes = 4;
@@ -47,19 +47,19 @@ template <typename Take>
 bool Stream(const std::vector<Item>& items, int batch, std::string_view split,
             const std::vector<Probe>& probes, const LogitsFn& fn, int* requests, std::string* err,
             Take take) {
-  std::vector<uint8_t> tokens(static_cast<size_t>(batch) * T);
+  std::vector<uint8_t> tokens(static_cast<size_t>(batch) * kT);
   std::vector<float> logits;
   for (size_t first = 0; first < items.size(); first += batch) {
     for (int i = 0; i < batch; ++i) {
       const Item& it = items[first + i];
-      uint8_t* seq = &tokens[static_cast<size_t>(i) * T];
-      std::copy_n(reinterpret_cast<const uint8_t*>(split.data()) + it.window * (T + 1), T, seq);
+      uint8_t* seq = &tokens[static_cast<size_t>(i) * kT];
+      std::copy_n(reinterpret_cast<const uint8_t*>(split.data()) + it.window * (kT + 1), kT, seq);
       if (it.probe >= 0) seq[probes[it.probe].pos] = probes[it.probe].byte;
     }
     ++*requests;
-    if (!fn(tokens.data(), batch, T, &logits, err)) return false;
+    if (!fn(tokens.data(), batch, kT, &logits, err)) return false;
     for (int i = 0; i < batch; ++i) {
-      if (!take(items[first + i], &logits[static_cast<size_t>(i) * T * kRow], err)) return false;
+      if (!take(items[first + i], &logits[static_cast<size_t>(i) * kT * kRow], err)) return false;
     }
   }
   return true;
@@ -70,9 +70,9 @@ bool Stream(const std::vector<Item>& items, int batch, std::string_view split,
 bool EvaluateSplit(std::string_view split, const EvalOptions& opt, const LogitsFn& score,
                    const LogitsFn* probe_fn, EvalResult* result, std::string* err) {
   *result = EvalResult();
-  const size_t windows = split.size() / (T + 1);
+  const size_t windows = split.size() / (kT + 1);
   if (windows == 0) {
-    *err = "the split is shorter than one window of " + std::to_string(T + 1) + " bytes";
+    *err = "the split is shorter than one window of " + std::to_string(kT + 1) + " bytes";
     return false;
   }
   if (opt.batch < 1) {
@@ -88,8 +88,8 @@ bool EvaluateSplit(std::string_view split, const EvalOptions& opt, const LogitsF
   // full batches.
   std::vector<Probe> probes;
   auto add_probe = [&] {
-    Probe p{rng() % windows, 1 + static_cast<int>(rng() % (T - 1)), 0};
-    const uint8_t original = bytes[p.source * (T + 1) + p.pos];
+    Probe p{rng() % windows, 1 + static_cast<int>(rng() % (kT - 1)), 0};
+    const uint8_t original = bytes[p.source * (kT + 1) + p.pos];
     // A byte of the split itself, so that the change looks like text.
     for (int tries = 0; tries < 8 && (tries == 0 || p.byte == original); ++tries) {
       p.byte = bytes[rng() % split.size()];
@@ -125,9 +125,9 @@ bool EvaluateSplit(std::string_view split, const EvalOptions& opt, const LogitsF
       copy[it.probe].assign(logits, logits + probes[it.probe].pos * kRow);
       return true;
     }
-    const uint8_t* window = bytes + it.window * (T + 1);
+    const uint8_t* window = bytes + it.window * (kT + 1);
     double sum = 0;
-    for (int t = 0; t < T; ++t) {
+    for (int t = 0; t < kT; ++t) {
       const double loss = PositionLoss(logits + t * kRow, window[t + 1]);
       if (!std::isfinite(loss)) {
         *e = "the model gave a non-finite loss (window " + std::to_string(it.window) +
@@ -165,31 +165,30 @@ bool EvaluateSplit(std::string_view split, const EvalOptions& opt, const LogitsF
   }
   double total = 0;
   for (double n : nats) total += n;  // in window order: the same sum every time
-  result->bpb = total / std::log(2.0) / (static_cast<double>(windows) * T);
+  result->bpb = total / std::log(2.0) / (static_cast<double>(windows) * kT);
   result->windows = windows;
   result->probes = static_cast<int>(probes.size());
   return true;
 }
 
-bool CheckCausality(const LogitsFn& fn, const uint8_t* tokens, int batch, int T_, uint64_t seed,
+bool CheckCausality(const LogitsFn& fn, const uint8_t* tokens, int batch, int T, uint64_t seed,
                     std::string* err) {
-  const size_t n = static_cast<size_t>(batch) * T_ * kVocab;
   std::vector<float> before, after;
-  if (!fn(tokens, batch, T_, &before, err)) return false;
+  if (!fn(tokens, batch, T, &before, err)) return false;
   std::mt19937_64 rng(seed);
   for (int probe = 0; probe < kPlainProbes; ++probe) {
     const int w = static_cast<int>(rng() % batch);
-    const int p = static_cast<int>(rng() % T_);
-    std::vector<uint8_t> changed(tokens, tokens + static_cast<size_t>(batch) * T_);
-    changed[static_cast<size_t>(w) * T_ + p] ^= static_cast<uint8_t>(1 + rng() % 255);
-    if (!fn(changed.data(), batch, T_, &after, err)) return false;
+    const int p = static_cast<int>(rng() % T);
+    std::vector<uint8_t> changed(tokens, tokens + static_cast<size_t>(batch) * T);
+    changed[static_cast<size_t>(w) * T + p] ^= static_cast<uint8_t>(1 + rng() % 255);
+    if (!fn(changed.data(), batch, T, &after, err)) return false;
     for (int i = 0; i < batch; ++i) {
       // In the changed sequence only positions >= p may move; elsewhere none.
-      const int fixed = i == w ? p : T_;
+      const int fixed = i == w ? p : T;
       for (int t = 0; t < fixed; ++t) {
         for (int v = 0; v < kVocab; ++v) {
-          const size_t k = (static_cast<size_t>(i) * T_ + t) * kVocab + v;
-          if (k < n && Moved(before[k], after[k])) {
+          const size_t k = (static_cast<size_t>(i) * T + t) * kVocab + v;
+          if (Moved(before[k], after[k])) {
             *err = "causality probe: changing byte " + std::to_string(p) + " of sequence " +
                    std::to_string(w) + " changed the logits at position " + std::to_string(t) +
                    " of sequence " + std::to_string(i) +

@@ -28,16 +28,16 @@ using LogitsFn = std::function<bool(const uint8_t* tokens, int batch, int T,
                                     std::vector<float>* logits, std::string* err)>;
 
 struct EvalOptions {
-  int batch = 16;       // windows per request (at most the model's max_batch)
-  int probes = 32;      // probe copies (more fill up the last batch)
-  uint64_t seed = 0;    // order and probes; trusted/evaluate draws it at random
+  int batch = 16;     // windows per request (at most the model's max_batch)
+  int probes = 32;    // probe copies (more fill up the last batch)
+  uint64_t seed = 0;  // order and probes; trusted/evaluate draws it at random
 };
 
 struct EvalResult {
-  double bpb = 0;        // bits per byte over every target of every window
-  size_t windows = 0;    // windows scored
-  int probes = 0;        // probe copies sent (and checked)
-  int requests = 0;      // logits requests
+  double bpb = 0;      // bits per byte over every target of every window
+  size_t windows = 0;  // windows scored
+  int probes = 0;      // probe copies sent (and checked)
+  int requests = 0;    // logits requests
 };
 
 /// Scores `split`. The windows and the probes go to `score`, or, when
@@ -52,7 +52,7 @@ bool EvaluateSplit(std::string_view split, const EvalOptions& options, const Log
 /// model): changes single bytes at positions drawn from `seed`, one request
 /// per change, and checks that no logit before the change, and none of
 /// another sequence of the batch, moves.
-bool CheckCausality(const LogitsFn& logits, const uint8_t* tokens, int batch, int T,
-                    uint64_t seed, std::string* err);
+bool CheckCausality(const LogitsFn& logits, const uint8_t* tokens, int batch, int T, uint64_t seed,
+                    std::string* err);
 
 }  // namespace gpt

@@ -7,7 +7,8 @@
 // server's logits at parameters it chooses. It also checks that the model's
 // own training loss is that cross-entropy, and runs the causality probe on
 // the tiny model. Exits 1 on a mismatch, with "FAIL: <reason>".
-//   trusted/gradcheck       By hand: prepare/with-server 'build/serve --gradcheck' trusted/gradcheck
+//   trusted/gradcheck       By hand: prepare/with-server 'build/serve --gradcheck'
+//   trusted/gradcheck
 #include <signal.h>
 
 #include <algorithm>
@@ -74,7 +75,8 @@ class Check {
 
 int main(int argc, char** argv) {
   if (argc != 1) {
-    std::fprintf(stderr, "usage: %s  (build/serve --gradcheck on fds 3 and 4: prepare/with-server)\n",
+    std::fprintf(stderr,
+                 "usage: %s  (build/serve --gradcheck on fds 3 and 4: prepare/with-server)\n",
                  argv[0]);
     return 2;
   }

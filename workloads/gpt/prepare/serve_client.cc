@@ -45,9 +45,9 @@ bool ServeClient::Call(MessageType type, const std::string& payload, int64_t ans
   if (!ReadHeader(read_fd_, &h, deadline, &eof, &why)) {
     *err = eof ? name_ + " closed its output instead of answering " + what +
                      " (did it exit? its stderr says why)"
-               : why == "timed out" ? name_ + " gave no answer to " + what + " within " +
-                                          std::to_string(timeout_ms_ / 1000) + " s"
-                                    : name_ + " broke off its answer to " + what + ": " + why;
+           : why == "timed out" ? name_ + " gave no answer to " + what + " within " +
+                                      std::to_string(timeout_ms_ / 1000) + " s"
+                                : name_ + " broke off its answer to " + what + ": " + why;
     return false;
   }
   if (h.magic != kAnswerMagic) {
@@ -175,7 +175,8 @@ bool ServeClient::Quit(std::string* err) {
     char extra[16];
     const ssize_t n = read(read_fd_, extra, sizeof extra);
     if (n > 0) {
-      *err = name_ + " wrote past the protocol after quit: " + Preview(extra, static_cast<size_t>(n));
+      *err =
+          name_ + " wrote past the protocol after quit: " + Preview(extra, static_cast<size_t>(n));
       return false;
     }
   }

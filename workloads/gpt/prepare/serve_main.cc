@@ -150,8 +150,8 @@ class Server {
       return Answer(t, std::string(reinterpret_cast<const char*>(logits.data()),
                                    logits.size() * sizeof(float)));
     }
-    if (!gradcheck_) return Refuse(std::string(gpt::MessageName(type)) +
-                                   " is answered only by serve --gradcheck");
+    if (!gradcheck_)
+      return Refuse(std::string(gpt::MessageName(type)) + " is answered only by serve --gradcheck");
     std::vector<gpt::ParamView> params = model_->Params();
     if (t == MessageType::kSetParam) {
       uint32_t index = 0;
@@ -167,8 +167,9 @@ class Server {
     const char* inputs = u.Take(n);
     const char* targets = u.Take(n);
     if (targets == nullptr || u.left() != 0) Malformed(type, "inputs and targets do not match");
-    const double loss = model_->ForwardBackward(reinterpret_cast<const uint8_t*>(inputs),
-                                                reinterpret_cast<const uint8_t*>(targets), batch, T);
+    const double loss =
+        model_->ForwardBackward(reinterpret_cast<const uint8_t*>(inputs),
+                                reinterpret_cast<const uint8_t*>(targets), batch, T);
     gpt::Packer p;
     p.Put(loss);
     for (const gpt::ParamView& v : params) p.PutBytes(v.grad, v.size() * sizeof(float));
@@ -186,8 +187,10 @@ class Server {
 int main(int argc, char** argv) {
   const std::string arg = argc == 2 ? argv[1] : "";
   if (arg.empty() || (arg[0] == '-' && arg != "--gradcheck")) {
-    std::fprintf(stderr, "usage: %s CHECKPOINT | %s --gradcheck  (requests on stdin, answers on "
-                         "stdout; see prepare/serve_protocol.h)\n", argv[0], argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s CHECKPOINT | %s --gradcheck  (requests on stdin, answers on "
+                 "stdout; see prepare/serve_protocol.h)\n",
+                 argv[0], argv[0]);
     return 2;
   }
   // The protocol keeps stdin and stdout to itself: the model's own prints go

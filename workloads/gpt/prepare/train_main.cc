@@ -57,8 +57,10 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   if (argc != 1) {
-    std::fprintf(stderr, "usage: %s  (environment: RATCHET_BUDGET_SECONDS, RATCHET_SEED, "
-                         "RATCHET_RUN_DIR, GPT_DATA_DIR, GPT_CLOCK)\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s  (environment: RATCHET_BUDGET_SECONDS, RATCHET_SEED, "
+                 "RATCHET_RUN_DIR, GPT_DATA_DIR, GPT_CLOCK)\n",
+                 argv[0]);
     return 2;
   }
   std::string err;

@@ -130,7 +130,8 @@ TEST(ServeClient, SaysWhenTheServerExits) {
     return false;  // dies without answering
   });
   EXPECT_NE(err.find("closed its output instead of answering the logits request"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
 }
 
 TEST(ServeClient, RefusesAnAnswerOfTheWrongSize) {
@@ -139,7 +140,8 @@ TEST(ServeClient, RefusesAnAnswerOfTheWrongSize) {
     return true;
   });
   EXPECT_NE(err.find("answered the logits request (number 1) with 16380 bytes, not 16384"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
 }
 
 TEST(ServeClient, RefusesNonFiniteLogits) {
@@ -161,7 +163,8 @@ TEST(ServeClient, RefusesBytesThatAreNotAnAnswer) {
     return true;
   });
   EXPECT_NE(err.find("wrote something that is not an answer to the logits request"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("'---\\x0aval_bpb: 0.1'"), std::string::npos) << err;
 }
 
@@ -177,7 +180,8 @@ TEST(ServeClient, RefusesBytesPastTheAnswer) {
     return true;
   });
   EXPECT_NE(err.find("wrote past the protocol after answering the logits request"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
 }
 
 TEST(ServeClient, PassesOnARefusal) {
@@ -207,7 +211,8 @@ TEST(ServeClient, RefusesAnAnswerBeforeTheWholeRequest) {
       10000, /*read_payload=*/false, /*T=*/1 << 16);
   EXPECT_NE(err.find("did not take the logits request (number 1): the peer wrote before it had "
                      "read the whole request"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
 }
 
 TEST(ServeClient, RefusesAMalformedModelDescription) {
