@@ -176,10 +176,17 @@ class StepRunner {
   /// Starts a step (the spec is copied). Never blocks on the command; a step
   /// that cannot start is reported by Wait as kFailedToStart.
   virtual StepId Start(const RunSpec& spec) = 0;
-  /// Waits up to max_wait_s (0: only what is ready) for a step to finish.
-  /// True with *id and *result when one did; false on timeout, when woken,
-  /// or when nothing is running. Enforces every running step's deadline
-  /// meanwhile, and calls on_line callbacks.
+  /// Starts a trusted `verifier` and the candidate's `server` together,
+  /// connected by two pipes made here: what the verifier writes to its fd 3
+  /// is the server's stdin, and the server's stdout is the verifier's fd 4
+  /// (the server's stderr alone is its output). Both are reported by Wait, in
+  /// either order. A server that dies makes the verifier read EOF.
+  virtual void StartConnected(const RunSpec& verifier, const RunSpec& server,
+                              StepId* verifier_id, StepId* server_id) = 0;
+  /// Waits up to max_wait_s (0: only what is ready) for a step to finish,
+  /// even when none is running (so that Wake can end the wait). True with
+  /// *id and *result when one did; false on timeout or when woken. Enforces
+  /// every running step's deadline meanwhile, and calls on_line callbacks.
   virtual bool Wait(double max_wait_s, StepId* id, RunResult* result) = 0;
   /// Stops a running step now (SIGTERM, grace, SIGKILL); Wait reports it as
   /// kCancelled. Unknown or finished ids are ignored.

@@ -45,10 +45,10 @@ class AgentLoopTest : public ::testing::Test {
         agents.pop_front();
         return agent(spec);
       }
-      clock.Advance(10);
-      double x = std::stod(repo.worktree.at("x.txt"));
-      return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n");
+      double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+      return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n", 10);
     };
+    steps.handler = runner.handler;
   }
 
   LoopConfig Config(const std::string& extra = "") {
@@ -71,6 +71,8 @@ kind = "agent"
 command = ["claude", "-p", "--output-format", "json", "--model", "{model}"]
 model = "sonnet"
 timeout = "30s"
+[sandbox]
+required = false
 )" + extra,
                                 "ratchet.toml", &c, &err))
         << err;
@@ -85,7 +87,7 @@ timeout = "30s"
     EXPECT_TRUE(proposer) << err;
     EngineDeps d;
     d.clock = &clock;
-    d.runner = &runner;
+    d.steps = &steps;
     d.repo = &repo;
     d.workspace = &workspace;
     d.ledger = &ledger;
@@ -99,8 +101,8 @@ timeout = "30s"
 
   // Queues an agent that sets x.txt and reports `cost`.
   void AgentSets(int x, double cost = 0.1) {
-    agents.push_back([this, x, cost](const RunSpec&) {
-      repo.worktree["x.txt"] = std::to_string(x);
+    agents.push_back([this, x, cost](const RunSpec& spec) {
+      repo.copies[spec.cwd]["x.txt"] = std::to_string(x);
       return Exited(0, Report("Set x.\\nDESCRIPTION: set x to " + std::to_string(x), cost));
     });
   }
@@ -111,7 +113,8 @@ timeout = "30s"
   FakeClock clock;
   FakeRepo repo;
   FakeWorkspace workspace;
-  FakeRunner runner;
+  FakeRunner runner;  // the proposer's processes
+  FakeStepRunner steps{&clock};  // the engine's
   FakeLedger ledger;
   std::deque<std::function<RunResult(const RunSpec&)>> agents;
   std::vector<RunSpec> agent_specs;
@@ -124,10 +127,9 @@ TEST_F(AgentLoopTest, RunsTheAgentWithThePromptAndReadsItsReport) {
   const RunSpec& spec = agent_specs[0];
   EXPECT_EQ(spec.argv, (std::vector<std::string>{"claude", "-p", "--output-format", "json",
                                                  "--model", "sonnet"}));
-  EXPECT_EQ(spec.cwd, "/loop");
+  EXPECT_EQ(spec.cwd, "/loop/.ratchet/work/2") << "the agent edits its working copy";
   EXPECT_EQ(spec.timeout_s, 30);
   EXPECT_EQ(spec.log_path, "/loop/.ratchet/runs/2/agent.log");
-  EXPECT_EQ(spec.readonly_paths, (std::vector<std::string>{"/loop/.git", "/loop/.ratchet"}));
   ASSERT_TRUE(spec.stdin_data);
   // The prompt on stdin is exactly the one kept in the run folder.
   EXPECT_EQ(*spec.stdin_data, workspace.files.at(".ratchet/runs/2/prompt.md"));
@@ -185,19 +187,19 @@ TEST_F(AgentLoopTest, PromptFileInputAndPlaceholders) {
 }
 
 TEST_F(AgentLoopTest, EachFailureIsRecordedAndTheLoopGoesOn) {
-  AgentDoes([this](const RunSpec&) {  // edits, then exits non-zero
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // edits, then exits non-zero
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return Exited(3, "crashed\n");
   });
-  AgentDoes([this](const RunSpec&) {  // edits, then hangs past the timeout
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // edits, then hangs past the timeout
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return TimedOut(Report("partial", 0.05));
   });
   AgentDoes([](const RunSpec&) {  // edits nothing
     return Exited(0, Report("It is already optimal.\\nDESCRIPTION: no change needed", 0.01));
   });
-  AgentDoes([this](const RunSpec&) {  // says it failed
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // says it failed
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return Exited(0, "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}\n");
   });
   AgentDoes([](const RunSpec&) {  // not installed
@@ -206,8 +208,8 @@ TEST_F(AgentLoopTest, EachFailureIsRecordedAndTheLoopGoesOn) {
     r.error = "claude: not found in PATH";
     return r;
   });
-  AgentDoes([this](const RunSpec&) {  // edits a protected file
-    repo.worktree["run.sh"] = "echo score: 0";
+  AgentDoes([this](const RunSpec& spec) {  // edits a protected file
+    repo.copies[spec.cwd]["run.sh"] = "echo score: 0";
     return Exited(0, Report("DESCRIPTION: cheat", 0));
   });
   AgentSets(7);
@@ -344,8 +346,8 @@ TEST(ProposalStopTest, EngineRecordsTheExperimentAndStops) {
   FakeClock clock;
   FakeRepo repo(FileMap{{"x.txt", "1"}});
   FakeWorkspace workspace(&repo);
-  FakeRunner runner;
-  runner.handler = [](const RunSpec&) { return Exited(0, "---\nscore: 1\n"); };
+  FakeStepRunner steps(&clock);
+  steps.handler = [](const RunSpec&) { return Exited(0, "---\nscore: 1\n"); };
   FakeLedger ledger;
   FakeProposer proposer;
   proposer.edit = [](const ProposalRequest&) {
@@ -364,11 +366,12 @@ TEST(ProposalStopTest, EngineRecordsTheExperimentAndStops) {
       << err;
   EngineDeps d;
   d.clock = &clock;
-  d.runner = &runner;
+  d.steps = &steps;
   d.repo = &repo;
   d.workspace = &workspace;
   d.ledger = &ledger;
   d.proposer = &proposer;
+  config.sandbox.required = false;
   Engine engine(config, d);
   StopSummary s;
   ASSERT_TRUE(engine.Run(&s, &err)) << err;

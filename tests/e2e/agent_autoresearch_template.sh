@@ -63,7 +63,7 @@ expect_contains "$prompt" "Edit only these files: \`train.py\`" "prompt: editabl
 expect_contains "$prompt" "\`prepare.py\`" "prompt: protected"
 expect_contains "$prompt" "Do not run the experiment (\`uv run train.py\`)" "prompt: run command"
 
-out=$("$RATCHET" run "$A" --max-experiments 3 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$A" --max-experiments 3 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 expect_eq "$(sql "$A" "SELECT group_concat(status, ' ') FROM (SELECT status FROM experiments ORDER BY id)")" \
   "keep keep keep" "statuses"
 expect_eq "$(sql "$A" "SELECT description FROM experiments WHERE id=3")" "raise LR from 4 to 5" "description"

@@ -54,7 +54,7 @@ L=$WORK/loop
 make_loop "$L"
 export AGENT_PLAN="2:good 3:protected 4:nothing 5:hang 6:fail 7:ledger 8:outside 9:good"
 started=$SECONDS
-out=$(PATH="$WORK/nobwrap:$PATH" "$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$(PATH="$WORK/nobwrap:$PATH" "$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 took=$((SECONDS - started))
 
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }
@@ -111,7 +111,7 @@ if bwrap --dev-bind / / --ro-bind /etc /etc true 2>/dev/null; then
   S=$WORK/sandboxed
   make_loop "$S"
   export AGENT_PLAN="2:ledger"
-  out=$("$RATCHET" run "$S" --max-experiments 2 2>&1) || fail "sandboxed run failed: $out"
+  out=$("$RATCHET" run "$S" --max-experiments 2 2>&1) || stopped_by_rule || fail "sandboxed run failed: $out"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.json")" '"sandboxed": true' "sandboxed #2"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.log")" "ledger write: refused" "sandbox refuses the ledger"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.log")" "ref write: refused" "sandbox refuses .git"

@@ -63,5 +63,13 @@ git_init() {
   git -C "$1" commit -qm "loop"
 }
 
+# cmd || stopped_by_rule || fail ...: `ratchet run` exits 3 when a stop rule
+# other than the target ended the loop (max_experiments, wall, patience,
+# cost, tokens) and 5 for the circuit breaker: a clean stop, not a failure.
+stopped_by_rule() {
+  local rc=$?
+  [ "$rc" -eq 3 ] || [ "$rc" -eq 5 ]
+}
+
 # pid_alive PID
 pid_alive() { kill -0 "$1" 2>/dev/null; }
