@@ -212,6 +212,8 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   ReadPropose(root.Table("propose"), &c);
   c.outer = root.Extension("outer");
   c.review = root.Extension("review");
+  c.notify = root.Extension("notify");  // loops: read by src/notify
+  c.judge = root.Extension("judge");    // loops: read by `ratchet run`
   if (!root.Finish(err)) return false;
   *config = std::move(c);
   return true;

@@ -89,6 +89,10 @@ struct LoopConfig {
   // Sections owned by other parts, absent if not in the file.
   ConfigSection outer;   // [outer]
   ConfigSection review;  // [review]
+  // loops: read outside the engine, by `ratchet run`: [notify] (src/notify)
+  // and [judge] (a separate scorer, checked not to be the writer).
+  ConfigSection notify;  // [notify]
+  ConfigSection judge;   // [judge]
 
   /// True when `a` is better than `b` by more than `delta`.
   bool Better(double a, double b, double delta = 0) const {

@@ -263,6 +263,12 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
     input.interrupts = deps_.interrupts ? deps_.interrupts->load() : 0;
     reason = stop_reason_.empty() ? CheckStop(input, config_) : stop_reason_;
     if (!reason.empty()) break;
+    // steering: `ratchet pause` holds the loop here, between experiments;
+    // after a wait the stop rules are checked again (Ctrl-C, stop.wall).
+    if (deps_.steering &&
+        deps_.steering->WaitWhilePaused([this] { return Interrupted(); },
+                                        [this](const std::string& line) { Note(line); }))
+      continue;
     if (!RunOne(&events, err)) {
       reason = "error: " + *err;
       deps_.ledger->EndSession(session_id_, deps_.clock->WallSeconds(), reason, err);

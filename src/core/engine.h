@@ -20,6 +20,7 @@
 #include "core/repo.h"
 #include "core/reporter.h"
 #include "core/runner.h"
+#include "core/steering.h"
 #include "core/workspace.h"
 
 namespace ratchet {
@@ -34,6 +35,7 @@ struct EngineDeps {
   HookSet* hooks = nullptr;           // may be null: no mechanisms
   OuterController* outer = nullptr;   // may be null: no outer loop
   Reporter* reporter = nullptr;       // may be null
+  Steering* steering = nullptr;       // steering: may be null (ratchet note / pause)
   /// Ctrl-C presses: 1 = stop after this experiment, 2 = stop now.
   const std::atomic<int>* interrupts = nullptr;
   /// Set together with the second Ctrl-C: kill the current run now.

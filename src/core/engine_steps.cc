@@ -104,6 +104,9 @@ bool Engine::Propose(Experiment* exp, bool* finished, std::string* err) {
   LoopView view = View();
   Guidance guidance;
   if (deps_.hooks) guidance = deps_.hooks->BeforePropose(view);
+  // steering: notes from `ratchet note` reach every later proposal.
+  if (deps_.steering)
+    for (std::string& line : deps_.steering->Guidance()) guidance.text.push_back(std::move(line));
 
   ProposalRequest request;
   request.experiment_id = exp->id;
