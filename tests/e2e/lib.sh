@@ -65,3 +65,28 @@ git_init() {
 
 # pid_alive PID
 pid_alive() { kill -0 "$1" 2>/dev/null; }
+
+# set_table DIR TABLE TEXT: replaces the [TABLE] table of DIR/ratchet.toml
+# (its header and keys, up to the next table) with TEXT, adding it when
+# absent, and commits the change, e.g. to put a stand-in agent in place of
+# a template's real one.
+set_table() {
+  python3 - "$1/ratchet.toml" "$2" "$3" <<'PY'
+import re, sys
+path, table, text = sys.argv[1:]
+lines = open(path).read().splitlines(keepends=True)
+out, skipping, done = [], False, False
+for line in lines:
+    if re.match(r"\[\[?[^\]]+\]\]?\s*(#.*)?$", line.strip()):
+        skipping = line.strip().split("#")[0].strip() == "[" + table + "]"
+        if skipping and not done:
+            out.append(text.rstrip("\n") + "\n")
+            done = True
+    if not skipping:
+        out.append(line)
+if not done:
+    out.append("\n" + text.rstrip("\n") + "\n")
+open(path, "w").write("".join(out))
+PY
+  git -C "$1" commit -qam "test: [$2] for this test"
+}
