@@ -24,10 +24,7 @@ std::string Joined(const std::vector<std::string>& words) {
 bool ReadJudgeConfig(ConfigSection& section, JudgeConfig* judge, std::string* err) {
   JudgeConfig j;
   AgentCommand command;
-  ReadAgentCommand(section, {"model"}, 300, &command);
-  if (section.ok() && command.argv.empty())
-    section.Fail("", "needs command, the judge's command line, e.g. [\"claude\", \"-p\", "
-                     "\"--model\", \"{model}\"]");
+  ReadAgentCommand(section, {"model"}, 300, &command);  // a missing command is an error there
   if (command.input != AgentCommand::Input::kStdin)
     section.Fail("input", "the judge reads its request on stdin");
   if (auto v = section.String("model")) j.model = *v;

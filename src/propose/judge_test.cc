@@ -98,7 +98,7 @@ TEST(JudgeTest, NoJudgeNoChangeAndErrors) {
   EXPECT_EQ(Env(c, "RATCHET_JUDGE"), "<unset>");
   EXPECT_FALSE(Apply("[propose.agent]\ncommand = \"claude -p\"\n[judge]\nmodel = \"opus\"\n", &c,
                      &err));
-  EXPECT_NE(err.find("needs command"), std::string::npos) << err;
+  EXPECT_NE(err.find("[judge] command: missing"), std::string::npos) << err;
   EXPECT_FALSE(Apply("[propose.agent]\ncommand = \"claude -p\"\n[judge]\ncommand = \"x\"\nmodle = 1\n",
                      &c, &err));
   EXPECT_NE(err.find("unknown key 'modle'"), std::string::npos) << err;

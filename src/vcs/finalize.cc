@@ -42,11 +42,13 @@ bool LookupCommit(git_repository* repo, const std::string& rev, CommitPtr* out, 
   return true;
 }
 
+// The last line a span touches: an insertion (count 0, after line `start`)
+// touches the lines on both sides of it.
+int End(const LineSpan& s) { return s.count == 0 ? s.start + 1 : s.start + s.count - 1; }
+
 // Spans `a` and `b` overlap, or lie within `near` lines of each other.
 bool Near(const LineSpan& a, const LineSpan& b, int near) {
-  int a_end = a.start + std::max(a.count, 1) - 1;
-  int b_end = b.start + std::max(b.count, 1) - 1;
-  return a.start <= b_end + near && b.start <= a_end + near;
+  return a.start <= End(b) + near && b.start <= End(a) + near;
 }
 
 struct DiffState {

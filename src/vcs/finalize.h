@@ -17,7 +17,8 @@
 namespace ratchet {
 
 /// Lines a change touched in one file: [start, start + count) in one side's
-/// numbering (count 0: an insertion point before `start`).
+/// numbering (count 0: nothing on that side; the change sits after line
+/// `start`, as in a unified diff's hunk header).
 struct LineSpan {
   int start = 0;
   int count = 0;

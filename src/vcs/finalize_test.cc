@@ -61,8 +61,10 @@ TEST(TouchesSameLinesTest, NearLinesInTheSameFile) {
   EXPECT_FALSE(TouchesSameLines(a, {{"f", false, {{12, 1}}, {{12, 1}}}}, 3));
   EXPECT_FALSE(TouchesSameLines(a, {{"g", false, {{5, 1}}, {{5, 1}}}}, 3));
   EXPECT_TRUE(TouchesSameLines(a, {{"f", true, {}, {}}}, 3));
-  // An insertion (count 0) right after the lines changed before.
-  EXPECT_TRUE(TouchesSameLines(a, {{"f", false, {{6, 0}}, {{7, 2}}}}, 0));
+  // An insertion right after the line changed before (count 0: after line 5)
+  // touches it; one a line further down does not, with no lines of slack.
+  EXPECT_TRUE(TouchesSameLines(a, {{"f", false, {{5, 0}}, {{6, 2}}}}, 0));
+  EXPECT_FALSE(TouchesSameLines(a, {{"f", false, {{6, 0}}, {{7, 2}}}}, 0));
 }
 
 TEST_F(FinalizeTest, GroupsKeepsThatTouchTheSameLines) {

@@ -144,7 +144,8 @@
     if (hi - lo < 0.05) { lo -= 0.025; hi += 0.025; }
     const pad = (hi - lo) * 0.08;
     lo -= pad; hi += pad;
-    const n = Math.max(s.limit, h.length, 2);
+    // The x axis grows with the loop, up to the step limit.
+    const n = Math.max(2, h.length, Math.min(s.limit, Math.max(20, Math.ceil(h.length * 1.3))));
     const x = (i) => L + (W - L - R) * (i - 1) / (n - 1);
     const y = (v) => T + (H - T - B) * (hi - v) / (hi - lo);
     const dot = (e, v) => 'M' + x(e.id).toFixed(1) + ' ' + y(v).toFixed(1) + 'm-3 0a3 3 0 1 0 6 0a3 3 0 1 0 -6 0';
@@ -230,6 +231,9 @@
   for (const id of ['seed']) $(id).addEventListener('change', reset);
   reset();
   // For tests and the curious: the simulated history so far.
-  window.ratchetDemo = { history: () => sim.history.map((e) => ({ id: e.id, status: e.status, metric: e.metric })) };
+  window.ratchetDemo = {
+    history: () => sim.history.map((e) => ({ id: e.id, status: e.status, metric: e.metric })),
+    next: () => (sim.pending ? sim.pending[0] : 'check'),  // the step the loop takes next
+  };
   document.body.dataset.ready = '1';
 })();
