@@ -43,6 +43,8 @@ expect_contains "$out" "noted at" "note acknowledged"
 expect_eq "$(sql "$L" "SELECT json_extract(detail, '$.text') FROM events WHERE kind='note'")" "try x below 50" "the note in the ledger"
 expect_eq "$(sql "$L" "SELECT abs(at - strftime('%s','now')) < 60 FROM events WHERE kind='note'")" 1 "with its time"
 
+expect_contains "$("$RATCHET" prompt "$L" 2>/dev/null)" "): try x below 50" "ratchet prompt shows the note"
+
 out=$("$RATCHET" pause "$L") || fail "pause failed"
 expect_contains "$out" "paused at" "pause acknowledged"
 expect_contains "$("$RATCHET" status "$L")" "paused:     since" "status shows the pause"
