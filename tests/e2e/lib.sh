@@ -90,3 +90,17 @@ open(path, "w").write("".join(out))
 PY
   git -C "$1" commit -qam "test: [$2] for this test"
 }
+
+# start_webhook_server MODE NAME: tests/e2e/webhook_server.py in the
+# background (MODE ok, fail or hang), recording each request as a JSON line
+# in $WORK/NAME.log; sets PORT. The servers end with the scenario.
+WEBHOOK_SERVERS=()
+start_webhook_server() {
+  python3 "$(dirname "${BASH_SOURCE[0]}")/webhook_server.py" "$1" "$WORK/$2.port" "$WORK/$2.log" &
+  WEBHOOK_SERVERS+=("$!")
+  if [ "${#WEBHOOK_SERVERS[@]}" -eq 1 ]; then
+    trap 'for p in "${WEBHOOK_SERVERS[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
+  fi
+  wait_until 10 test -s "$WORK/$2.port" || fail "webhook server $2 did not start"
+  PORT=$(cat "$WORK/$2.port")
+}

@@ -5,17 +5,7 @@
 # answers 500 to everything (with retries). Messages go out on a background
 # thread; at exit ratchet waits at most the timeout, then gives up and says so.
 source "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
 TIMEOUT=2
-
-servers=()
-trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
-start_server() {  # start_server MODE: sets PORT
-  python3 "$HERE/webhook_server.py" "$1" "$WORK/$1.port" "$WORK/$1.log" &
-  servers+=("$!")
-  wait_until 10 test -s "$WORK/$1.port" || fail "webhook server $1 did not start"
-  PORT=$(cat "$WORK/$1.port")
-}
 
 make_loop() {  # make_loop DIR NOTIFY(yes|no)
   mkdir -p "$1"
@@ -66,14 +56,14 @@ timed "$WORK/plain"
 plain=$SECONDS_TAKEN
 plain_wait=$EXIT_WAIT
 
-start_server hang
+start_webhook_server hang hang
 make_loop "$WORK/hang" yes
 SLACK_URL="http://127.0.0.1:$PORT/hook" timed "$WORK/hang"
 hang=$SECONDS_TAKEN
 hang_wait=$EXIT_WAIT
 hang_out=$OUT
 
-start_server fail
+start_webhook_server fail fail
 make_loop "$WORK/fail" yes
 SLACK_URL="http://127.0.0.1:$PORT/hook" timed "$WORK/fail"
 failing=$SECONDS_TAKEN

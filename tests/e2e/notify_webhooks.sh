@@ -5,18 +5,6 @@
 # the circuit breaker and a failed baseline are their own events; and a URL
 # written into ratchet.toml is refused.
 source "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
-
-# start_server MODE NAME: a webhook_server.py; sets PORT, and SERVER_PID.
-start_server() {
-  python3 "$HERE/webhook_server.py" "$1" "$WORK/$2.port" "$WORK/$2.log" &
-  SERVER_PID=$!
-  wait_until 10 test -s "$WORK/$2.port" || fail "webhook server $2 did not start"
-  PORT=$(cat "$WORK/$2.port")
-}
-servers=()
-stop_servers() { for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap 'stop_servers; cleanup' EXIT
 
 # make_loop DIR SCORE_SH STOP_LINES: x.txt scored by score.sh, a script
 # proposer that lowers x by one, and two webhooks.
@@ -57,11 +45,9 @@ TOML
   git_init "$1"
 }
 
-start_server ok slack
-servers+=("$SERVER_PID")
+start_webhook_server ok slack
 SLACK_URL="http://127.0.0.1:$PORT/services/T0/B0/secret"
-start_server ok hook
-servers+=("$SERVER_PID")
+start_webhook_server ok hook
 HOOK_URL="http://127.0.0.1:$PORT/ratchet"
 export SLACK_URL HOOK_URL HOOK_TOKEN=tok-s3cret
 
