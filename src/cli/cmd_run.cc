@@ -11,13 +11,17 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/loop_dir.h"
+#include "cli/schedule.h"
 #include "cli/terminal_reporter.h"
 #include "core/accept.h"
 #include "core/engine.h"
 #include "exec/local_runner.h"
 #include "exec/system_clock.h"
 #include "exec/thread_step_runner.h"
+#include "notify/ledger_steering.h"
+#include "notify/notify_reporter.h"
 #include "outer/outer_loop.h"
+#include "propose/judge.h"
 #include "propose/registry.h"
 #include "propose/reviewer.h"
 #include "propose/search/search_proposer.h"
@@ -94,7 +98,33 @@ struct RunOptions {
   int max_experiments = 0;
   double target = std::numeric_limits<double>::quiet_NaN();
   bool target_set = false;
+  bool if_idle = false;         // exit 0 quietly when the loop runs already
+  std::string until;            // (scheduled runs) do not start after this time
+  std::string schedule_name;    // the schedule to remove once past `until`
 };
+
+// A run started by `ratchet schedule` past its --until: removes the schedule
+// instead of starting. True when the run should not start.
+bool ScheduleOver(const RunOptions& options, const LoopPaths& paths, int* code) {
+  if (options.until.empty()) return false;
+  double until = 0;
+  std::string err;
+  const double now = SystemClock()->WallSeconds();
+  if (!ParseUntil(options.until, now, &until, &err)) {
+    *code = Fail(err);
+    return true;
+  }
+  if (now < until) return false;
+  std::printf("ratchet: the schedule of %s ended at %s; not starting\n", paths.dir.c_str(),
+              FormatUtcMinute(until).c_str());
+  *code = 0;
+  if (options.schedule_name.empty()) return true;
+  bool found = false;
+  std::vector<std::string> done;
+  if (!RemoveSchedule(options.schedule_name, &found, &done, &err)) *code = Fail(err);
+  for (const std::string& line : done) std::printf("%s\n", line.c_str());
+  return true;
+}
 
 void PrintSummary(const StopSummary& s, const LoopConfig& config) {
   std::printf("stopped: %s\n", s.reason.c_str());
@@ -118,6 +148,26 @@ int Run(const RunOptions& options) {
   if (!LoadLoopConfig(paths, &config, &err)) return ConfigFail(err);
   if (options.max_experiments > 0) config.max_experiments = options.max_experiments;
   if (options.target_set) config.target = options.target;
+  // loops: [judge] must not be the writer; its command reaches the run's environment.
+  if (!ApplyJudge(&config, &err)) return ConfigFail(err);
+  // loops: [notify] is read (and its environment variables checked) before anything runs.
+  NotifyConfig notify_config;
+  if (config.notify.present()) {
+    ConfigSection section = config.notify;
+    if (!ReadNotifyConfig(section, std::getenv, &notify_config, &err)) return ConfigFail(err);
+  }
+
+  // A scheduled start (`ratchet run --if-idle`): a loop that runs already is
+  // not an error, and is checked before anything else (its tree is mid-experiment).
+  LoopLock lock;
+  if (options.if_idle && FileExists(paths.lock) && !lock.Acquire(paths.lock, paths.dir, &err)) {
+    if (err.rfind("another `ratchet run`", 0) == 0) {
+      std::printf("ratchet: %s; nothing to do\n", err.c_str());
+      return 0;
+    }
+    return Fail(err);
+  }
+  if (int code = 0; ScheduleOver(options, paths, &code)) return code;
 
   std::unique_ptr<GitRepo> repo;
   if (!GitRepo::Open(paths.dir, &repo, &err)) return ConfigFail(err);
@@ -172,8 +222,13 @@ int Run(const RunOptions& options) {
 
   if (!repo->EnsureExcluded(".ratchet/", &err)) return Fail(err);
   if (!workspace.MakeDirs(".ratchet", &err)) return Fail(err);
-  LoopLock lock;
-  if (!lock.Acquire(paths.lock, paths.dir, &err)) return ConfigFail(err);
+  if (!lock.held() && !lock.Acquire(paths.lock, paths.dir, &err)) {
+    if (options.if_idle && err.rfind("another `ratchet run`", 0) == 0) {
+      std::printf("ratchet: %s; nothing to do\n", err.c_str());
+      return 0;
+    }
+    return ConfigFail(err);
+  }
   std::vector<std::string> stale_locks;
   if (!RemoveStaleGitLocks(repo->GitDirs(), kGitLockSettleSeconds, &stale_locks, &err))
     return Fail(err);
@@ -202,6 +257,27 @@ int Run(const RunOptions& options) {
 
   TerminalReporter reporter(config, paths.live, SystemClock(), deps.pid, stdout);
   deps.reporter = &reporter;
+  // loops: [notify] webhooks hear what the terminal hears, on their own thread.
+  std::unique_ptr<NotifyReporter> notifier;
+  std::unique_ptr<TeeReporter> tee;
+  if (!notify_config.webhooks.empty()) {
+    LoopIdentity loop{config.tag, paths.dir, config.metric_name, config.goal == Goal::kMin};
+    notifier = std::make_unique<NotifyReporter>(
+        notify_config, loop, SystemClock(), [&reporter](const std::string& line) { reporter.OnNote(line); });
+    std::vector<Experiment> history;
+    if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
+    for (auto it = history.rbegin(); it != history.rend(); ++it) {
+      if (it->status == Status::kKeep) {
+        notifier->Seed(&*it);
+        break;
+      }
+    }
+    tee = std::make_unique<TeeReporter>(std::vector<Reporter*>{&reporter, notifier.get()});
+    deps.reporter = tee.get();
+  }
+  // steering: `ratchet note` / `pause` / `resume` reach the engine through the ledger.
+  LedgerSteering steering(ledger.get());
+  deps.steering = &steering;
   Engine engine(config, deps);
   if (!engine.Preflight(&err)) return ConfigFail(err);
 
@@ -211,7 +287,14 @@ int Run(const RunOptions& options) {
   std::fflush(stdout);
   InstallSignalHandlers();
   StopSummary summary;
-  if (!engine.Run(&summary, &err)) return Fail(err);
+  if (!engine.Run(&summary, &err)) {
+    if (notifier) {
+      notifier->OnStop("error: " + err);
+      notifier->Close();
+    }
+    return Fail(err);
+  }
+  if (notifier) notifier->Close();  // waits at most [notify] timeout
   PrintSummary(summary, config);
   return g_interrupts > 0 ? kExitInterrupted : ExitFor(summary.kind);
 }
@@ -240,6 +323,13 @@ void AddRunCommand(CLI::App& app) {
         options->target_set = true;
       },
       "Override stop.target");
+  cmd->add_flag("--if-idle", options->if_idle,
+                "Exit 0 quietly when the loop is running already (for `ratchet schedule`)");
+  cmd->add_option("--until", options->until,
+                  "Do not start after TIME (\"YYYY-MM-DD HH:MM\", @UNIX_SECONDS); set by "
+                  "`ratchet schedule --until`");
+  cmd->add_option("--schedule-name", options->schedule_name,
+                  "The schedule to remove once past --until (set by `ratchet schedule`)");
   cmd->callback([options] { ExitCode() = Run(*options); });
 }
 

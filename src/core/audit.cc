@@ -50,6 +50,7 @@ void Rescore(const LoopConfig& config, const AuditDeps& deps, const Experiment& 
     step.command = command;
     step.timeout_s = timeout;
     step.split = "audit";
+    step.servers = kind == StepKind::kTrusted ? config.verify.servers : 1;
     RunSpec s = StepSpec(config, e, paths, step, plan);
     if (!s.sandbox.home.empty()) {
       std::string ignored;
@@ -74,17 +75,19 @@ void Rescore(const LoopConfig& config, const AuditDeps& deps, const Experiment& 
   if (config.verify.serve.empty()) {
     verified = RunStep(deps.steps, verifier);
   } else {
-    StepRunner::StepId v = 0, s = 0;
-    deps.steps->StartConnected(
-        verifier,
-        spec(StepKind::kServe, "audit-serve", config.verify.serve, config.verify.timeout_s), &v,
-        &s);
-    for (int pending = 2; pending > 0;) {
+    StepRunner::StepId v = 0;
+    std::vector<RunSpec> servers;
+    for (int k = 0; k < config.verify.servers; ++k)
+      servers.push_back(spec(StepKind::kServe, "audit-serve" + (k ? "-" + std::to_string(k + 1) : ""),
+                             config.verify.serve, config.verify.timeout_s));
+    std::vector<StepRunner::StepId> ids;
+    deps.steps->StartConnected(verifier, servers, &v, &ids);
+    for (size_t pending = ids.size() + 1; pending > 0;) {
       StepRunner::StepId done = 0;
       RunResult result;
       if (!deps.steps->Wait(kWaitSlice, &done, &result)) continue;
       if (done == v) verified = result;
-      if (done == v || done == s) --pending;
+      --pending;
     }
   }
   deps.workspace->RemoveAll(rel, &err);

@@ -168,6 +168,11 @@ void ReadVerify(ConfigSection verify, LoopConfig* c) {
   if (c->verify.command.empty() && verify.ok())
     verify.Fail("command", "missing: the trusted command that scores a run and prints the summary");
   c->verify.serve = verify.String("serve").value_or("");
+  if (auto n = verify.Integer("servers")) {
+    if (*n < 1 || *n > 2) verify.Fail("servers", "must be 1 or 2");
+    else if (c->verify.serve.empty()) verify.Fail("servers", "needs serve = \"...\"");
+    else c->verify.servers = static_cast<int>(*n);
+  }
   if (auto t = verify.Duration("timeout")) c->verify.timeout_s = *t;
   if (auto s = verify.Number("claim_sigmas")) {
     if (*s > 0) c->verify.claim_sigmas = *s;
@@ -327,6 +332,8 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   ReadPropose(root.Table("propose"), &c);
   c.outer = root.Extension("outer");
   c.review = root.Extension("review");
+  c.notify = root.Extension("notify");  // loops: read by src/notify
+  c.judge = root.Extension("judge");    // loops: read by `ratchet run`
   if (!root.Finish(err)) return false;
   *config = std::move(c);
   return true;

@@ -47,6 +47,9 @@ struct VerifyConfig {
   /// The candidate's side (untrusted, sandboxed, in the working copy): its
   /// stdin and stdout are the verifier's fds 3 and 4.
   std::string serve;
+  /// How many independent instances of `serve` (1 or 2): a second one, on
+  /// the verifier's fds 5 and 6, answers probes the first must not see.
+  int servers = 1;
   double timeout_s = 600;
   /// A run's printed claim about the metric that differs from the verified
   /// value by more than this many noise standard deviations (or by more than
@@ -159,6 +162,10 @@ struct LoopConfig {
   // Sections owned by other parts, absent if not in the file.
   ConfigSection outer;   // [outer]
   ConfigSection review;  // [review]
+  // loops: read outside the engine, by `ratchet run`: [notify] (src/notify)
+  // and [judge] (a separate scorer, checked not to be the writer).
+  ConfigSection notify;  // [notify]
+  ConfigSection judge;   // [judge]
 
   /// True when `a` is better than `b` by more than `delta`.
   bool Better(double a, double b, double delta = 0) const {

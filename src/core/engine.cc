@@ -472,6 +472,9 @@ bool Engine::ServeProposals(std::string* err) {
       request.guidance = guidance.text;
       request.search_hints_json = guidance.search_hints_json;
     }
+    // steering: the user's notes (`ratchet note`) reach every later proposal.
+    if (deps_.steering)
+      for (std::string& line : deps_.steering->Guidance()) request.guidance.push_back(line);
     std::vector<Experiment> in_flight;
     for (const auto& [other_id, other] : flows_)
       if (other_id != id) in_flight.push_back(other->exp());
@@ -507,13 +510,14 @@ StepRunner::StepId Engine::StartStep(ExperimentFlow* flow, const RunSpec& spec) 
   return id;
 }
 
-void Engine::StartConnected(ExperimentFlow* flow, const RunSpec& verifier, const RunSpec& server,
-                            StepRunner::StepId* verifier_id, StepRunner::StepId* server_id) {
+void Engine::StartConnected(ExperimentFlow* flow, const RunSpec& verifier,
+                            const std::vector<RunSpec>& servers, StepRunner::StepId* verifier_id,
+                            std::vector<StepRunner::StepId>* server_ids) {
   MakeHome(verifier.sandbox.home);
-  MakeHome(server.sandbox.home);
-  deps_.steps->StartConnected(verifier, server, verifier_id, server_id);
+  for (const RunSpec& server : servers) MakeHome(server.sandbox.home);
+  deps_.steps->StartConnected(verifier, servers, verifier_id, server_ids);
   step_owner_[*verifier_id] = flow->exp().id;
-  step_owner_[*server_id] = flow->exp().id;
+  for (StepRunner::StepId id : *server_ids) step_owner_[id] = flow->exp().id;
 }
 
 bool Engine::Dispatch(StepRunner::StepId id, const RunResult& result, std::string* err) {
@@ -651,22 +655,26 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
       }
     }
     reason = CheckStopRules(&kind);
+    // steering: `ratchet pause` starts nothing new; what is in flight goes on.
+    const bool paused = reason.empty() && deps_.steering &&
+                        deps_.steering->Paused([this](const std::string& line) { Note(line); });
     // Until the baseline is kept there is nothing to propose from: it runs alone.
-    while (reason.empty() && !cancelled &&
+    while (reason.empty() && !cancelled && !paused &&
            static_cast<int>(flows_.size()) < std::max(1, config_.workers) &&
            (Incumbent() != nullptr || flows_.empty())) {
       if (!StartExperiment(err)) return fail(*err);
       reason = CheckStopRules(&kind);
     }
     if (!ServeProposals(err)) return fail(*err);
-    if (flows_.empty()) {
+    if (flows_.empty() && !paused) {
       reason = CheckStopRules(&kind);  // what the experiments just finished changed
       if (!reason.empty() || cancelled) break;
       continue;
     }
     StepRunner::StepId id = 0;
     RunResult result;
-    const double wait = proposals_->running() > 0 || deps_.steps->Running() > 0 ? kWaitSlice : 0;
+    const double wait =
+        paused || proposals_->running() > 0 || deps_.steps->Running() > 0 ? kWaitSlice : 0;
     if (deps_.steps->Wait(wait, &id, &result) && !Dispatch(id, result, err)) return fail(*err);
   }
   if (cancelled && reason.empty()) {

@@ -25,6 +25,7 @@
 #include "core/repo.h"
 #include "core/reporter.h"
 #include "core/runner.h"
+#include "core/steering.h"
 #include "core/step_specs.h"
 #include "core/workspace.h"
 
@@ -43,6 +44,7 @@ struct EngineDeps {
   HookSet* hooks = nullptr;          // may be null: no mechanisms
   OuterController* outer = nullptr;  // may be null: no outer loop
   Reporter* reporter = nullptr;      // may be null
+  Steering* steering = nullptr;      // may be null: `ratchet note` / `pause`
   /// Ctrl-C presses: 1 = stop after the experiments in flight, 2 = stop now.
   const std::atomic<int>* interrupts = nullptr;
   /// Set together with the second Ctrl-C: kill the steps in flight now.
@@ -109,8 +111,9 @@ class Engine {
   // Services for the flows.
   StepRunner::StepId StartStep(ExperimentFlow* flow, const RunSpec& spec);
   void MakeHome(const std::string& home);
-  void StartConnected(ExperimentFlow* flow, const RunSpec& verifier, const RunSpec& server,
-                      StepRunner::StepId* verifier_id, StepRunner::StepId* server_id);
+  void StartConnected(ExperimentFlow* flow, const RunSpec& verifier,
+                      const std::vector<RunSpec>& servers, StepRunner::StepId* verifier_id,
+                      std::vector<StepRunner::StepId>* server_ids);
   /// The incumbent now (the last keep), null before the baseline is kept.
   const Experiment* Incumbent() const;
   std::string IncumbentCommit() const;

@@ -210,6 +210,8 @@ RunSpec ExperimentFlow::Spec(StepKind kind, const std::string& name, const std::
   if (kind == StepKind::kGate || (kind == StepKind::kTrusted && stage_ == Stage::kGate))
     step.attempt = std::max(1, static_cast<int>(runs_.size()));
   step.worker = exp_.worker;
+  if (kind == StepKind::kTrusted && stage_ == Stage::kVerify)
+    step.servers = engine_->config_.verify.servers;
   return StepSpec(engine_->config_, exp_, paths_, step, engine_->sandbox_);
 }
 
@@ -223,23 +225,54 @@ std::string ExperimentFlow::StepFailure(const RunResult& r, const std::string& n
   return why + log;
 }
 
+void ExperimentFlow::StartJudged(const RunSpec& trusted, const std::string& serve_name,
+                                 const std::string& serve_command, double timeout_s, int count,
+                                 StepRunner::StepId* trusted_id) {
+  std::vector<RunSpec> servers;
+  for (int k = 0; k < count; ++k)
+    servers.push_back(Spec(StepKind::kServe, k == 0 ? serve_name : serve_name + "-" + std::to_string(k + 1),
+                           serve_command, timeout_s));
+  serve_steps_.clear();
+  serve_results_.assign(static_cast<size_t>(count), std::nullopt);
+  engine_->StartConnected(this, trusted, servers, trusted_id, &serve_steps_);
+  pending_ = {*trusted_id};
+  pending_.insert(serve_steps_.begin(), serve_steps_.end());
+}
+
+bool ExperimentFlow::TakeServeResult(StepRunner::StepId id, const RunResult& result) {
+  for (size_t k = 0; k < serve_steps_.size(); ++k) {
+    if (serve_steps_[k] != id) continue;
+    serve_results_[k] = result;
+    return true;
+  }
+  return false;
+}
+
+std::string ExperimentFlow::ServeFailure(const std::string& name) const {
+  for (size_t k = 0; k < serve_results_.size(); ++k) {
+    const std::optional<RunResult>& r = serve_results_[k];
+    if (!r || r->ok() || r->end == RunResult::End::kCancelled) continue;
+    return "the model server " +
+           StepFailure(*r, k == 0 ? name + "-serve" : name + "-serve-" + std::to_string(k + 1));
+  }
+  return "";
+}
+
 void ExperimentFlow::StartGate(std::string* err) {
   (void)err;
   const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
   const std::string name = "gate-" + gate.name;
   stage_ = Stage::kGate;
   gate_result_.reset();
-  gate_serve_result_.reset();
+  serve_steps_.clear();
+  serve_results_.clear();
   if (gate.serve.empty()) {
     gate_step_ = engine_->StartStep(this, Spec(StepKind::kGate, name, gate.command, gate.timeout_s));
-    gate_serve_ = 0;
     pending_ = {gate_step_};
     return;
   }
-  engine_->StartConnected(this, Spec(StepKind::kTrusted, name, gate.command, gate.timeout_s),
-                          Spec(StepKind::kServe, name + "-serve", gate.serve, gate.timeout_s),
-                          &gate_step_, &gate_serve_);
-  pending_ = {gate_step_, gate_serve_};
+  StartJudged(Spec(StepKind::kTrusted, name, gate.command, gate.timeout_s), name + "-serve",
+              gate.serve, gate.timeout_s, 1, &gate_step_);
 }
 
 bool ExperimentFlow::NextGate(std::string* err) {
@@ -316,19 +349,18 @@ bool ExperimentFlow::MeasureVerify(std::string* problem, Status* status) {
   const LoopConfig& c = engine_->config_;
   current_.verify_s = v.wall_s;
   *status = Status::kNone;
-  if (v.end == RunResult::End::kCancelled || (serve_result_ &&
-                                              serve_result_->end == RunResult::End::kCancelled &&
-                                              !v.ok())) {
+  if (v.end == RunResult::End::kCancelled || (engine_->CancelRequested() && !v.ok())) {
     *status = Status::kInterrupted;
     *problem = "stopped by the user during the verification";
     return true;
   }
-  std::string serve_note;
-  if (serve_result_ && !serve_result_->ok() && serve_result_->end != RunResult::End::kCancelled)
-    serve_note = "; the model server " + StepFailure(*serve_result_, "verify-serve");
+  const std::string vname =
+      current_.attempt == 1 ? "verify" : "verify-" + std::to_string(current_.attempt);
+  std::string serve_note = ServeFailure(vname);
+  if (!serve_note.empty()) serve_note = "; " + serve_note;
   if (!v.ok()) {
     *status = Status::kCrash;
-    *problem = "verification " + StepFailure(v, "verify") + serve_note;
+    *problem = "verification " + StepFailure(v, vname) + serve_note;
     return true;
   }
   std::map<std::string, double> verified = ParseSummary(v.tail);
@@ -405,7 +437,7 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       return NextGate(err);
     }
     case Stage::kGate: {
-      (id == gate_step_ ? gate_result_ : gate_serve_result_) = result;
+      if (!TakeServeResult(id, result)) gate_result_ = result;
       if (!pending_.empty()) return true;  // the other half of a gate with `serve`
       const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
       const std::string name = "gate-" + gate.name;
@@ -413,9 +445,7 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       if (engine_->CancelRequested() || gate_result_->end == RunResult::End::kCancelled)
         return Finish(Status::kInterrupted, "stopped by the user during a gate", err);
       std::string f = StepFailure(*gate_result_, name);
-      if (f.empty() && gate_serve_result_ && !gate_serve_result_->ok() &&
-          gate_serve_result_->end != RunResult::End::kCancelled)
-        f = "its model server " + StepFailure(*gate_serve_result_, name + "-serve");
+      if (f.empty()) f = ServeFailure(name);
       if (!f.empty()) return Finish(Status::kGateFailed, "gate " + gate.name + " failed: " + f, err);
       ++gate_;
       return NextGate(err);
@@ -484,19 +514,16 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
         // with the candidate's model code answering it over a pipe.
         stage_ = Stage::kVerify;
         verify_result_.reset();
-        serve_result_.reset();
         const std::string vname = current_.attempt == 1 ? "verify" : "verify-" + std::to_string(current_.attempt);
         RunSpec verifier = Spec(StepKind::kTrusted, vname, c.verify.command, c.verify.timeout_s);
         if (c.verify.serve.empty()) {
           verify_step_ = engine_->StartStep(this, verifier);
-          serve_step_ = 0;
+          serve_steps_.clear();
+          serve_results_.clear();
           pending_ = {verify_step_};
         } else {
-          engine_->StartConnected(
-              this, verifier,
-              Spec(StepKind::kServe, vname + "-serve", c.verify.serve, c.verify.timeout_s),
-              &verify_step_, &serve_step_);
-          pending_ = {verify_step_, serve_step_};
+          StartJudged(verifier, vname + "-serve", c.verify.serve, c.verify.timeout_s,
+                      c.verify.servers, &verify_step_);
         }
         return true;
       }
@@ -513,7 +540,7 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       return AttemptMeasured(err);
     }
     case Stage::kVerify: {
-      (id == verify_step_ ? verify_result_ : serve_result_) = result;
+      if (!TakeServeResult(id, result)) verify_result_ = result;
       if (!pending_.empty()) return true;
       Status status = Status::kNone;
       std::string problem;

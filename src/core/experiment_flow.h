@@ -86,6 +86,15 @@ class ExperimentFlow {
   std::string StepFailure(const RunResult& r, const std::string& name) const;
   void MeasureRun(const RunResult& r);
   bool MeasureVerify(std::string* problem, Status* status);
+  /// Starts a trusted command with `count` model servers; the ids go into
+  /// *trusted_id and serve_steps_.
+  void StartJudged(const RunSpec& trusted, const std::string& serve_name,
+                   const std::string& serve_command, double timeout_s, int count,
+                   StepRunner::StepId* trusted_id);
+  /// Records a server's result; true when `id` was one of them.
+  bool TakeServeResult(StepRunner::StepId id, const RunResult& result);
+  /// "; the model server exit 3 (log: ...)" for the first server that failed.
+  std::string ServeFailure(const std::string& name) const;
   /// The means over the runs that decide (the selection run, or the confirm
   /// runs alone), into exp_.
   Spread Summarize(bool confirmed);
@@ -100,15 +109,18 @@ class ExperimentFlow {
   std::vector<size_t> gate_order_;
   size_t gate_ = 0;
   bool after_gates_done_ = false;
-  StepRunner::StepId gate_step_ = 0, gate_serve_ = 0;
-  std::optional<RunResult> gate_result_, gate_serve_result_;
+  StepRunner::StepId gate_step_ = 0;
+  std::optional<RunResult> gate_result_;
 
   // Runs: one RunRecord per attempt, in order.
   std::vector<RunRecord> runs_;
   RunRecord current_;
   RunResult run_result_;
-  StepRunner::StepId run_step_ = 0, verify_step_ = 0, serve_step_ = 0;
-  std::optional<RunResult> verify_result_, serve_result_;
+  StepRunner::StepId run_step_ = 0, verify_step_ = 0;
+  std::optional<RunResult> verify_result_;
+  // The model servers of the verifier or of a gate with `serve`.
+  std::vector<StepRunner::StepId> serve_steps_;
+  std::vector<std::optional<RunResult>> serve_results_;
   int first_runs_ = 1;   // before the decision: 1, or baseline_repeats
   int confirm_from_ = 0; // index in runs_ of the first confirm run (0: none yet)
   bool confirming_ = false;

@@ -176,13 +176,15 @@ class StepRunner {
   /// Starts a step (the spec is copied). Never blocks on the command; a step
   /// that cannot start is reported by Wait as kFailedToStart.
   virtual StepId Start(const RunSpec& spec) = 0;
-  /// Starts a trusted `verifier` and the candidate's `server` together,
-  /// connected by two pipes made here: what the verifier writes to its fd 3
-  /// is the server's stdin, and the server's stdout is the verifier's fd 4
-  /// (the server's stderr alone is its output). Both are reported by Wait, in
-  /// either order. A server that dies makes the verifier read EOF.
-  virtual void StartConnected(const RunSpec& verifier, const RunSpec& server,
-                              StepId* verifier_id, StepId* server_id) = 0;
+  /// Starts a trusted `verifier` and the candidate's `servers` together,
+  /// connected by pipes made here: server k (0-based) reads on its stdin what
+  /// the verifier writes to its fd 3 + 2k, and its stdout is the verifier's
+  /// fd 4 + 2k (the server's stderr alone is its output). Every step is
+  /// reported by Wait, in any order. A server that dies makes the verifier
+  /// read EOF on its fd. Independent servers (no shared writable storage)
+  /// let a verifier ask one what it tells the other.
+  virtual void StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                              StepId* verifier_id, std::vector<StepId>* server_ids) = 0;
   /// Waits up to max_wait_s (0: only what is ready) for a step to finish,
   /// even when none is running (so that Wake can end the wait). True with
   /// *id and *result when one did; false on timeout or when woken. Enforces

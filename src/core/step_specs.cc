@@ -76,6 +76,10 @@ std::vector<std::pair<std::string, std::string>> StepEnv(const LoopConfig& confi
     env.push_back({"RATCHET_VERIFY_SPLIT", step.split});
     env.push_back({"RATCHET_SERVE_WRITE_FD", "3"});
     env.push_back({"RATCHET_SERVE_READ_FD", "4"});
+    if (step.servers > 1) {
+      env.push_back({"RATCHET_PROBE_WRITE_FD", "5"});
+      env.push_back({"RATCHET_PROBE_READ_FD", "6"});
+    }
   }
   if (!config.slots.empty()) {
     const SlotConfig& slot = config.slots[static_cast<size_t>(step.worker) % config.slots.size()];

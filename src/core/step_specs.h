@@ -55,6 +55,7 @@ struct StepRequest {
   std::string purpose;  // for the environment: "main", "confirm", ...
   int worker = 0;
   std::string split = "val";  // RATCHET_VERIFY_SPLIT of trusted steps
+  int servers = 1;            // model servers a trusted step talks to (fds 3/4, 5/6)
 };
 
 /// What the sandbox is for this loop on this machine.

@@ -62,25 +62,31 @@ StepRunner::StepId ThreadStepRunner::Start(const RunSpec& spec) {
   return Launch(std::move(step));
 }
 
-void ThreadStepRunner::StartConnected(const RunSpec& verifier, const RunSpec& server,
-                                      StepId* verifier_id, StepId* server_id) {
-  int to_server_r = -1, to_server_w = -1, from_server_r = -1, from_server_w = -1;
+void ThreadStepRunner::StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                                      StepId* verifier_id, std::vector<StepId>* server_ids) {
   auto v = std::make_unique<Step>();
-  auto s = std::make_unique<Step>();
   v->spec = verifier;
-  s->spec = server;
-  if (Pipe(&to_server_r, &to_server_w) && Pipe(&from_server_r, &from_server_w)) {
-    v->spec.fds.push_back({3, to_server_w});
-    v->spec.fds.push_back({4, from_server_r});
-    s->spec.fds.push_back({0, to_server_r});
-    s->spec.fds.push_back({1, from_server_w});
-    // Each side's ends are closed here when that side is over, so the other
-    // sees EOF once its partner is gone.
-    v->close_after_start = {to_server_w, from_server_r};
-    s->close_after_start = {to_server_r, from_server_w};
+  std::vector<std::unique_ptr<Step>> s;
+  for (size_t k = 0; k < servers.size(); ++k) {
+    int to_server_r = -1, to_server_w = -1, from_server_r = -1, from_server_w = -1;
+    auto step = std::make_unique<Step>();
+    step->spec = servers[k];
+    const int base = 3 + 2 * static_cast<int>(k);
+    if (Pipe(&to_server_r, &to_server_w) && Pipe(&from_server_r, &from_server_w)) {
+      v->spec.fds.push_back({base, to_server_w});
+      v->spec.fds.push_back({base + 1, from_server_r});
+      step->spec.fds.push_back({0, to_server_r});
+      step->spec.fds.push_back({1, from_server_w});
+      // Each side's ends are closed here when that side is over, so the
+      // other sees EOF once its partner is gone.
+      v->close_after_start.insert(v->close_after_start.end(), {to_server_w, from_server_r});
+      step->close_after_start = {to_server_r, from_server_w};
+    }
+    s.push_back(std::move(step));
   }
   *verifier_id = Launch(std::move(v));
-  *server_id = Launch(std::move(s));
+  server_ids->clear();
+  for (auto& step : s) server_ids->push_back(Launch(std::move(step)));
 }
 
 bool ThreadStepRunner::Wait(double max_wait_s, StepId* id, RunResult* result) {

@@ -22,8 +22,8 @@ class ThreadStepRunner : public StepRunner {
   ~ThreadStepRunner() override;
 
   StepId Start(const RunSpec& spec) override;
-  void StartConnected(const RunSpec& verifier, const RunSpec& server, StepId* verifier_id,
-                      StepId* server_id) override;
+  void StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                      StepId* verifier_id, std::vector<StepId>* server_ids) override;
   bool Wait(double max_wait_s, StepId* id, RunResult* result) override;
   void Cancel(StepId id) override;
   void Wake() override;

@@ -317,19 +317,22 @@ StepRunner::StepId FakeStepRunner::Start(const RunSpec& spec) {
   return Queue(spec, handler ? handler(spec) : Exited(0, ""));
 }
 
-void FakeStepRunner::StartConnected(const RunSpec& verifier, const RunSpec& server,
-                                    StepId* verifier_id, StepId* server_id) {
+void FakeStepRunner::StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                                    StepId* verifier_id, std::vector<StepId>* server_ids) {
   calls.push_back(verifier);
-  calls.push_back(server);
-  std::pair<RunResult, RunResult> results;
-  if (connected) {
-    results = connected(verifier, server);
+  for (const RunSpec& s : servers) calls.push_back(s);
+  std::pair<RunResult, RunResult> first;
+  if (connected && !servers.empty()) {
+    first = connected(verifier, servers[0]);
   } else {
-    results.first = handler ? handler(verifier) : Exited(0, "");
-    results.second = handler ? handler(server) : Exited(0, "");
+    first.first = handler ? handler(verifier) : Exited(0, "");
+    if (!servers.empty()) first.second = handler ? handler(servers[0]) : Exited(0, "");
   }
-  *verifier_id = Queue(verifier, results.first);
-  *server_id = Queue(server, results.second);
+  *verifier_id = Queue(verifier, first.first);
+  server_ids->clear();
+  for (size_t k = 0; k < servers.size(); ++k)
+    server_ids->push_back(
+        Queue(servers[k], k == 0 ? first.second : handler ? handler(servers[k]) : Exited(0, "")));
 }
 
 bool FakeStepRunner::Wait(double max_wait_s, StepId* id, RunResult* result) {

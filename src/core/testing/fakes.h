@@ -112,15 +112,16 @@ class FakeStepRunner : public StepRunner {
  public:
   explicit FakeStepRunner(FakeClock* clock) : clock_(clock) {}
   StepId Start(const RunSpec& spec) override;
-  void StartConnected(const RunSpec& verifier, const RunSpec& server, StepId* verifier_id,
-                      StepId* server_id) override;
+  void StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                      StepId* verifier_id, std::vector<StepId>* server_ids) override;
   bool Wait(double max_wait_s, StepId* id, RunResult* result) override;
   void Cancel(StepId id) override;
   void Wake() override {}
   size_t Running() const override { return steps_.size(); }
 
   std::function<RunResult(const RunSpec&)> handler;
-  /// For a verifier and its server started together; default: `handler` on each.
+  /// For a verifier and its (first) server started together; default:
+  /// `handler` on each. Further servers get `handler`.
   std::function<std::pair<RunResult, RunResult>(const RunSpec&, const RunSpec&)> connected;
   std::vector<RunSpec> calls;  // every spec started, in order
   /// Called by Cancel before the step is reported (e.g. to count).
