@@ -60,6 +60,11 @@ struct Proposal {
   /// ledger file ratchet writes to); the engine records this experiment and
   /// stops with `reason`.
   bool stop_loop = false;
+  /// Whatever the outcome: facts the user should see that do not fail the
+  /// proposal, one line each, e.g. "the agent printed no usage report, so
+  /// its spend is not counted towards stop.cost_usd: ...". (For the ledger
+  /// and `ratchet status`; agent.json has them too.)
+  std::vector<std::string> warnings;
 };
 
 class Proposer {
