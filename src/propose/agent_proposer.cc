@@ -139,8 +139,9 @@ class AgentProposer : public Proposer {
     spec.argv = ExpandArgv(config_.command.argv, values);
     spec.cwd = request.worktree;
     spec.env = config_.env;  // the loop's own settings first: ratchet's win
+    // In the sandbox, the runner binds the home at $HOME and sets HOME.
+    if (!request.sandbox.enabled) spec.env.emplace_back("HOME", home);
     spec.env.insert(spec.env.end(), {
-                                        {"HOME", home},
                                         {"RATCHET_EXPERIMENT", id},
                                         {"RATCHET_RUN_DIR", request.run_dir},
                                         {"RATCHET_PROMPT_FILE", prompt_file},
@@ -166,6 +167,7 @@ class AgentProposer : public Proposer {
     }
     spec.sandbox = request.sandbox;
     if (spec.sandbox.enabled) {
+      spec.sandbox.home = home;
       spec.sandbox.network = config_.network;  // it must reach its model's API
       spec.sandbox.nested_namespaces = config_.tool_sandbox;
     } else {

@@ -390,10 +390,18 @@ TEST_F(AgentLoopTest, TheEngineSandboxIsUsedWithNetworkAndItsHome) {
   ASSERT_EQ(spec.sandbox.mounts.size(), 1u);
   EXPECT_TRUE(spec.readonly_paths.empty());
   std::map<std::string, std::string> env(spec.env.begin(), spec.env.end());
-  EXPECT_EQ(env["HOME"], "/scratch/home-3");
+  EXPECT_EQ(env.count("HOME"), 0u);  // the sandbox sets it, to where it binds the home
   EXPECT_EQ(env["CLAUDE_CODE_MAX_RETRIES"], "2");
   EXPECT_EQ(p.usage.input_tokens, 1000000);
   EXPECT_DOUBLE_EQ(p.usage.cost_usd, 2.0);  // $1 + 0.5 M x $2
+
+  // A sandbox without a home from the engine gets one of ours, bound there.
+  r.sandbox.home.clear();
+  proposer->Propose(r);
+  ASSERT_EQ(agent_specs.size(), 2u);
+  EXPECT_EQ(agent_specs[1].sandbox.home, "/loop/.ratchet/homes/3");
+  agent_specs.pop_back();
+  r.sandbox.home = "/scratch/home-3";
 
   // The loop can keep the agent off the network, and its env off ratchet's.
   config = Config("network = false\n");
