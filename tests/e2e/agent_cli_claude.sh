@@ -100,7 +100,7 @@ total=0
 for id in 2 3 4 5 6 7 8 9 10; do
   server=$(report usage "$id" "$PRICES")
   expect_eq "$(ledger_usage "$L" "$id")" "$server" "#$id tokens and cost"
-  total=$(echo "$total + ${server##* }" | bc -l)
+  total=$(awk -v a="$total" -v b="${server##* }" 'BEGIN { printf "%.6f", a + b }')
 done
 expect_contains "$out" "stopped: spent \$$(printf '%.2f' "$total") of stop.cost_usd \$2.00" "the cost stop at the real spend"
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments")" "10" "the cost stop fired after #10, not before"
