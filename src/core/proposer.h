@@ -62,13 +62,15 @@ struct Proposal {
   std::string params_json;  // parameter values (search), "" if none
   std::string reason;       // for kFailed / kNoChange
   Usage usage;              // tokens and cost, when the proposer reports them
-  /// Facts for the ledger row and `ratchet status` that are not a failure
-  /// (e.g. "the agent printed no usage report while stop.cost_usd is set").
-  std::vector<std::string> warnings;
   /// With kFailed: the loop cannot safely go on (e.g. an agent replaced the
   /// ledger file ratchet writes to); the engine records this experiment and
   /// stops with `reason`.
   bool stop_loop = false;
+  /// Whatever the outcome: facts the user should see that do not fail the
+  /// proposal, one line each, e.g. "the agent printed no usage report, so
+  /// its spend is not counted towards stop.cost_usd: ...". (For the ledger
+  /// and `ratchet status`; agent.json has them too.)
+  std::vector<std::string> warnings;
 };
 
 class Proposer {

@@ -80,6 +80,10 @@ struct RunSpec {
   /// was stopped, ...).
   double timeout_s = 0;
   double grace_s = 5;
+  /// The signal sent first at the deadline or on cancel: SIGTERM, or SIGINT
+  /// (2) for an agent CLI that prints its usage report when interrupted, as
+  /// on Ctrl-C. SIGKILL follows grace_s later either way.
+  int stop_signal = 15;
   /// stdout and stderr, interleaved, are written here (created, truncated).
   /// Empty: output is not written to a file.
   std::string log_path;

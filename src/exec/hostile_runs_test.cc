@@ -78,6 +78,20 @@ TEST_P(HostileRunTest, SigtermComesFirstAndEndsAPoliteRun) {
   EXPECT_LT(r.wall_s, 5);  // did not wait for the grace period
 }
 
+TEST_P(HostileRunTest, StopSignalCanBeSigint) {
+  // An agent CLI prints its report on SIGINT (as on Ctrl-C), not on SIGTERM.
+  RunSpec spec = Shell("trap 'echo got-int; exit 3' INT; trap 'echo got-term; exit 4' TERM; "
+                       "echo $$ >> " + pids_ + "; sleep 30 & echo $! >> " + pids_ + "; wait");
+  spec.timeout_s = 0.3;
+  spec.grace_s = 10;
+  spec.stop_signal = SIGINT;
+  RunResult r = RunAndCheck(spec, 2);
+  EXPECT_EQ(r.end, End::kTimedOut);
+  EXPECT_NE(r.tail.find("got-int"), std::string::npos) << r.tail;
+  EXPECT_EQ(r.tail.find("got-term"), std::string::npos) << r.tail;
+  EXPECT_LT(r.wall_s, 5);  // the background sleep ignores SIGINT; it was killed all the same
+}
+
 TEST_P(HostileRunTest, ZeroGraceKillsAtOnce) {
   RunSpec spec = Shell("trap '' TERM; echo $$ >> " + pids_ + "; sleep 30");
   spec.timeout_s = 0.2;

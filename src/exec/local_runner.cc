@@ -349,7 +349,7 @@ class RunOnce {
     stopping_ = true;
     stop_end_ = why;
     if (spec_.grace_s > 0) {
-      SendControl(kControlTerminate);
+      SendControl(spec_.stop_signal == SIGINT ? kControlInterrupt : kControlTerminate);
       *kill_at = now + std::chrono::duration_cast<Clock::duration>(Seconds(spec_.grace_s));
     } else {
       *kill_at = now;  // kill on this very iteration

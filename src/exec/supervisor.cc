@@ -169,6 +169,7 @@ class Supervisor {
         for (ssize_t i = 0; i < n; ++i) {
           if (cmds[i] == kControlKill) return;
           if (cmds[i] == kControlTerminate) Signal(SIGTERM);
+          if (cmds[i] == kControlInterrupt) Signal(SIGINT);
         }
       }
     }

@@ -49,6 +49,7 @@ struct SupervisorPlan {
 
 /// Control bytes ratchet writes to control_fd.
 inline constexpr char kControlTerminate = 'T';  // SIGTERM to every process of the run
+inline constexpr char kControlInterrupt = 'I';  // SIGINT to every process of the run
 inline constexpr char kControlKill = 'K';       // SIGKILL to every process, then finish
 
 /// What the supervisor writes to status_fd: first kStarted, then kDone just

@@ -65,7 +65,7 @@ expect_eq "$(sql "$L" "SELECT hypothesis FROM experiments WHERE id=2")" "x neare
 expect_eq "$(status_of 3)" "out_of_scope: changed protected file score.sh" "#3 protected file"
 expect_eq "$(status_of 4)" "no_change: the agent changed nothing; it said: no change: x looks optimal" "#4 nothing"
 expect_contains "$(status_of 5)" "propose_failed: the agent timed out after 2.0s" "#5 hangs"
-expect_eq "$(status_of 6)" "propose_failed: the agent exit 3 (log: .ratchet/runs/6/agent.log)" "#6 exits non-zero"
+expect_eq "$(status_of 6)" "propose_failed: the agent exit 3: agent: API error 529 overloaded (log: .ratchet/runs/6/agent.log)" "#6 exits non-zero, with what it said last"
 expect_eq "$(status_of 7)" "propose_failed: the agent changed .git/refs/heads/forged, .ratchet/ledger.db-wal, .ratchet/notes.md (put back); .git and .ratchet are ratchet's, the agent must not write them (log: .ratchet/runs/7/agent.log)" "#7 writes the ledger"
 expect_eq "$(status_of 8)" "out_of_scope: created other.txt, which is not in edit.files" "#8 outside the rules"
 expect_eq "$(sql "$L" "SELECT status || ' ' || description FROM experiments WHERE id=9")" \

@@ -83,6 +83,7 @@ class FakeWorkspace : public Workspace {
  public:
   explicit FakeWorkspace(FakeRepo* repo) : repo_(repo) {}
   const std::string& root() const override { return root_; }
+  void set_root(std::string root) { root_ = std::move(root); }  // a real folder, for a test
   bool HashFiles(const std::vector<std::string>& globs, std::map<std::string, std::string>* hashes,
                  std::string* err) override;
   bool ReadFile(const std::string& rel_path, std::string* content, std::string* err) override;
