@@ -82,6 +82,11 @@ class StepCgroup {
 
   /// cgroup.procs descriptors the command writes "0" to before execve.
   const std::vector<int>& procs_fds() const { return procs_fds_; }
+  /// Once the command is started: they are not needed any more.
+  void CloseProcsFds() {
+    procs_.clear();
+    procs_fds_.clear();
+  }
   /// cgroup.events of the v2 cgroup, for poll(POLLPRI): it changes when the
   /// cgroup empties. -1 when none.
   int events_fd() const { return events_.get(); }

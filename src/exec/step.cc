@@ -143,6 +143,10 @@ Step::~Step() {
   process_.Reap();
 }
 
+void Step::KillNow() {
+  if (supervisor_ > 0 && !supervisor_done_ && !killed_) Kill(Clock::now());
+}
+
 bool Step::Start() {
   start_ = Clock::now();
   if (!Prepare() || !Launch()) {
@@ -361,6 +365,7 @@ bool Step::Launch() {
   status_w_.Reset();
   control_r_.Reset();
   bwrap_w_.Reset();
+  cgroup_.CloseProcsFds();
   pidfd_.Reset(PidfdOpen(supervisor_));
   // The supervisor's kStarted record is read in the loop, not waited for
   // here: one wake-up less for a short command.
@@ -420,7 +425,6 @@ Clock::time_point Step::Tick(Clock::time_point now) {
     if (killed_ && now >= watchdog_at_) ForceSupervisor();
     auto wake = std::min(
         {stopping_ ? never : deadline_, killed_ ? never : kill_at_, watchdog_at_, next_sample_});
-    // Without a pidfd, the end shows as EOF on the status pipe.
     return wake;
   }
   if (!supervisor_gone_handled_) OnSupervisorGone(now);
@@ -562,8 +566,9 @@ void Step::Complete() {
     }
     if (!stopping_) {
       // What the kernel did about the limits, whatever the exit says.
+      // Death by SIGXFSZ, or exit 128+SIGXFSZ: how bwrap and shells report it.
       bool xfsz = (r.end == RunResult::End::kSignaled && r.signal == SIGXFSZ) ||
-                  (sandboxed_ && r.end == RunResult::End::kExited && r.exit_code == 128 + SIGXFSZ);
+                  (r.end == RunResult::End::kExited && r.exit_code == 128 + SIGXFSZ);
       RunResult::Limit hit = RunResult::Limit::kNone;
       if (cgroup_.memory_limited() && cgroup_.OomKills() > 0) {
         hit = RunResult::Limit::kMemory;

@@ -80,6 +80,9 @@ class Step {
 
   /// Stops the step like a timeout; it is reported as kCancelled.
   void Cancel() { cancel_requested_ = true; }
+  /// Kills the step now, without waiting (the runner is going away; the
+  /// destructor then waits).
+  void KillNow();
   bool done() const { return done_; }
   /// The result, once done().
   const RunResult& result() const { return result_; }

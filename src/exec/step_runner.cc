@@ -22,6 +22,8 @@ LocalStepRunner::LocalStepRunner(LocalRunnerOptions options)
 
 LocalStepRunner::~LocalStepRunner() {
   ScopedBlockSigpipe no_sigpipe;
+  // Kill them all first, then wait for each: they die side by side.
+  for (auto& [id, step] : steps_) step->KillNow();
   steps_.clear();
 }
 

@@ -17,8 +17,10 @@
 // (proc_tree.h). The supervisor reaps everything (waitpid(-1) is safe there:
 // all its children are the run's), and when the command's first process (the
 // leader) exits it kills and reaps whatever is left, then reports and exits.
-// (A cgroup per run would be exact too, with cgroup.kill, but needs a
-// delegated cgroup v2 hierarchy, which containers and CI machines often lack.)
+// Where the machine allows, each run also has a cgroup (cgroup.h), which the
+// command joins before it execs: then ratchet kills the run through the
+// kernel (cgroup.kill) and the supervisor is only the reaper; it remains the
+// containment where there is no cgroup and no sandbox pid namespace.
 //
 // The supervisor is ratchet's code without an exec (there is no helper binary
 // to find), running in a clone that shares ratchet's memory or in a fork of a
