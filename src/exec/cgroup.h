@@ -87,6 +87,8 @@ class StepCgroup {
     procs_.clear();
     procs_fds_.clear();
   }
+  /// The v2 cgroup's folder (-1: none); cgroup.procs of it is procs_fds()[0].
+  int v2_folder_fd() const { return v2_.get(); }
   /// cgroup.events of the v2 cgroup, for poll(POLLPRI): it changes when the
   /// cgroup empties. -1 when none.
   int events_fd() const { return events_.get(); }

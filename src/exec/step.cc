@@ -353,6 +353,7 @@ bool Step::Launch() {
   for (int fd : cgroup_.procs_fds()) {
     if (plan_.n_cgroup_procs < kMaxCgroupFds) plan_.cgroup_procs[plan_.n_cgroup_procs++] = fd;
   }
+  plan_.cgroup_dir = cgroup_.contained() ? cgroup_.v2_folder_fd() : -1;
   plan_.file_size_limit = spec_.limits.file_bytes;
   plan_.sandbox_layers = sandboxed_;
   plan_.ignored_signals = IgnoredSignals();

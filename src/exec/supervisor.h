@@ -58,6 +58,10 @@ struct SupervisorPlan {
   /// that it is in the step's cgroups before it can fork (cgroup.h).
   int cgroup_procs[kMaxCgroupFds] = {};
   int n_cgroup_procs = 0;
+  /// The cgroup2 folder of the step, whose cgroup.procs is cgroup_procs[0]:
+  /// where the kernel can, the command is born in it (clone3 with
+  /// CLONE_INTO_CGROUP, x86-64) and that first write is skipped. -1: none.
+  int cgroup_dir = -1;
   /// RLIMIT_FSIZE of the command; 0: unchanged.
   uint64_t file_size_limit = 0;
   /// The command is bubblewrap with a pid namespace: its first two levels
