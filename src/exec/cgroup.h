@@ -5,8 +5,9 @@
 // Layout. ratchet never moves itself: it makes a folder under its own cgroup
 // and one child per step,
 //   <cgroup2 mount><ratchet's cgroup>/ratchet-<pid>/step-<n>
-// and the command joins step-<n> before it can fork (the supervisor's child
-// writes "0" to cgroup.procs before execve; supervisor.h). The memory and
+// and the command is in step-<n> before it can fork: born there (clone3 with
+// CLONE_INTO_CGROUP) where the kernel can, else it writes "0" to
+// cgroup.procs before execve (supervisor.h). The memory and
 // pids controllers are used in cgroup v2 where ratchet-<pid> has them; where
 // it does not (a hybrid host with those controllers on v1), the step also
 // gets a v1 cgroup in the memory or pids hierarchy, at the same relative

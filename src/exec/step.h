@@ -6,7 +6,7 @@
 //
 // How a step is built (supervisor.h, cgroup.h, sandbox.h):
 //   ratchet -- clone --> supervisor (subreaper) -- vfork+exec --> command
-// The command joins the step's cgroup before execve, leads its own process
+// The command is in the step's cgroup before execve, leads its own process
 // group, and under the sandbox is bwrap, whose pid namespace holds the real
 // command. Output (stdout and stderr, one pipe), the supervisor's status
 // records, its pidfd, bwrap's status and the cgroup's events are polled here.
@@ -88,6 +88,9 @@ class Step {
   const RunResult& result() const { return result_; }
 
  private:
+  static Clock::duration Duration(double seconds) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
   bool Prepare();
   bool PrepareSandbox(std::vector<std::string>* argv, const std::string& path_env);
   bool Launch();
