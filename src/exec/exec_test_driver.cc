@@ -34,8 +34,8 @@ RunSpec SpecFrom(const Json& j, bool* cgroups) {
   RunSpec s;
   s.argv = j.at("argv").get<std::vector<std::string>>();
   s.cwd = j.value("cwd", "");
-  for (auto& [k, v] : j.value("env", Json::object()).items())
-    s.env.emplace_back(k, v.get<std::string>());
+  const Json env = j.value("env", Json::object());  // alive through the loop
+  for (auto& [k, v] : env.items()) s.env.emplace_back(k, v.get<std::string>());
   if (j.contains("pid_env"))
     s.env.emplace_back(j["pid_env"].get<std::string>(), std::to_string(getpid()));
   s.timeout_s = j.value("timeout_s", 0.0);
@@ -48,7 +48,8 @@ RunSpec SpecFrom(const Json& j, bool* cgroups) {
     s.sandbox.home = b.value("home", "");
     s.sandbox.network = b.value("network", false);
     s.sandbox.nested_namespaces = b.value("nested_namespaces", false);
-    for (const Json& m : b.value("mounts", Json::array())) {
+    const Json mounts = b.value("mounts", Json::array());
+    for (const Json& m : mounts) {
       Mount mount;
       mount.source = m.value("source", "");
       mount.target = m.value("target", "");
