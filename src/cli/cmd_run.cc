@@ -17,7 +17,7 @@
 #include "core/engine.h"
 #include "exec/local_runner.h"
 #include "exec/system_clock.h"
-#include "exec/thread_step_runner.h"
+#include "exec/step_runner.h"
 #include "notify/ledger_steering.h"
 #include "notify/notify_reporter.h"
 #include "outer/outer_loop.h"
@@ -172,7 +172,7 @@ int Run(const RunOptions& options) {
   std::unique_ptr<GitRepo> repo;
   if (!GitRepo::Open(paths.dir, &repo, &err)) return ConfigFail(err);
   LocalProcessRunner runner;
-  ThreadStepRunner steps(&runner);
+  LocalStepRunner steps;  // every step of every experiment, in flight at once
   FsWorkspace workspace(paths.dir);
   ProposerDeps proposer_deps{&runner, &workspace, SystemClock()};
   std::unique_ptr<Proposer> proposer =
