@@ -61,7 +61,8 @@ void OneExperiment(SqliteLedger* ledger, int id, std::vector<double>* us) {
     us->push_back(Us(now - t));
     t = now;
   };
-  lap(ledger->InsertExperiment(Row(id, ratchet::Phase::kProposing), &err));
+  ratchet::Experiment row = Row(id, ratchet::Phase::kProposing);
+  lap(ledger->InsertExperiment(&row, &err));
   lap(ledger->UpdateExperiment(Row(id, ratchet::Phase::kCommitted), &err));
   lap(ledger->UpdateExperiment(Row(id, ratchet::Phase::kRunning), &err));
   ratchet::RunRecord run;

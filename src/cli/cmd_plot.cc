@@ -16,6 +16,7 @@ struct PlotArgs {
   std::string out = "progress.svg";
   PlotSize size;
   std::string title;
+  std::string metric;  // another recorded metric than the loop's own
 };
 
 int RunPlot(const PlotArgs& args) {
@@ -32,6 +33,19 @@ int RunPlot(const PlotArgs& args) {
   options.minimize = settings.minimize;
   options.target = settings.target;
   options.title = args.title;
+  if (!args.metric.empty() && args.metric != options.metric_name) {
+    // Another metric every run printed (e.g. a rubric's criterion.clarity):
+    // the same experiments, kept or not as they were, with that value.
+    size_t found = 0;
+    for (Experiment& e : ledger.experiments) {
+      auto it = e.metrics.find(args.metric);
+      e.metric = it == e.metrics.end() ? std::nullopt : std::optional<double>(it->second);
+      found += it != e.metrics.end();
+    }
+    if (found == 0) return Fail("no experiment recorded a metric named " + args.metric);
+    options.metric_name = args.metric;
+    options.target.reset();
+  }
   if (!WritePlot(ledger.experiments, options, args.out, args.size, &err)) return Fail(err);
   ChartModel model = BuildChartModel(ledger.experiments, options);
   size_t kept = 0;
@@ -55,6 +69,8 @@ void AddPlotCommand(CLI::App& app) {
       ->check(CLI::Range(320.0, 8000.0));
   cmd->add_option("--height", args->size.height, "height in pixels (default 480)")
       ->check(CLI::Range(240.0, 8000.0));
+  cmd->add_option("--metric", args->metric,
+                  "Plot another recorded metric (e.g. criterion.clarity) instead of the loop's");
   cmd->add_option("--title", args->title, "chart title (default: '<metric> by experiment')");
   cmd->callback([args] { ExitCode() = RunPlot(*args); });
 }

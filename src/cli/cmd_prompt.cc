@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/loop_dir.h"
+#include "notify/ledger_steering.h"
 #include "propose/agent_proposer.h"
 #include "store/sqlite_ledger.h"
 #include "vcs/workspace_fs.h"
@@ -35,10 +36,13 @@ int Prompt(const PromptOptions& options) {
 
   // The loop so far, as the next `ratchet run` will see it.
   std::vector<Experiment> history;
+  std::vector<std::string> notes;
   if (FileExists(paths.ledger)) {
     std::unique_ptr<SqliteLedger> ledger;
     if (!OpenLedgerReadOnly(paths, &ledger, &err) || !ledger->LoadExperiments(&history, &err))
       return Fail(err);
+    // steering: the user's notes (`ratchet note`), as the running loop adds them.
+    notes = LedgerSteering(ledger.get()).Guidance();
   }
   int next = static_cast<int>(history.size()) + 1;
   std::vector<Experiment> done;
@@ -71,6 +75,7 @@ int Prompt(const PromptOptions& options) {
   request.config = &config;
   request.history = &done;
   request.incumbent = incumbent;
+  request.guidance = notes;
   std::string prompt;
   if (!RenderAgentPrompt(agent, request, &workspace, &prompt, &err)) return Fail(err);
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);

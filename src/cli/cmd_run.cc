@@ -4,18 +4,24 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/loop_dir.h"
+#include "cli/schedule.h"
 #include "cli/terminal_reporter.h"
 #include "core/accept.h"
 #include "core/engine.h"
 #include "exec/local_runner.h"
 #include "exec/system_clock.h"
+#include "exec/step_runner.h"
+#include "notify/ledger_steering.h"
+#include "notify/notify_reporter.h"
 #include "outer/outer_loop.h"
+#include "propose/judge.h"
 #include "propose/registry.h"
 #include "propose/reviewer.h"
 #include "propose/search/search_proposer.h"
@@ -27,6 +33,33 @@
 
 namespace ratchet {
 namespace {
+
+// `ratchet run`'s exit status, one per outcome (README.md, "Exit status").
+enum RunExit : int {
+  kExitTarget = 0,          // stop.target reached
+  kExitEngineError = 1,     // git or ledger trouble: the loop cannot go on
+  kExitConfigError = 2,     // bad ratchet.toml, bad arguments, refused start
+  kExitRuleStop = 3,        // max_experiments, wall, patience, cost or tokens
+  kExitBaselineFailed = 4,  // the unchanged baseline produced no result
+  kExitCircuitBreaker = 5,  // consecutive failures, or the loop cannot usefully go on
+  kExitInterrupted = 130,   // Ctrl-C (128 + SIGINT)
+};
+
+int ExitFor(StopKind kind) {
+  switch (kind) {
+    case StopKind::kTarget: return kExitTarget;
+    case StopKind::kRule: return kExitRuleStop;
+    case StopKind::kCircuitBreaker: return kExitCircuitBreaker;
+    case StopKind::kBaselineFailed: return kExitBaselineFailed;
+    case StopKind::kInterrupted: return kExitInterrupted;
+  }
+  return kExitEngineError;
+}
+
+int ConfigFail(const std::string& message) {
+  Fail(message);
+  return kExitConfigError;
+}
 
 // How long a git lock file must outlive our loop lock to count as stale: a
 // git command of the user's holds one for milliseconds.
@@ -65,7 +98,33 @@ struct RunOptions {
   int max_experiments = 0;
   double target = std::numeric_limits<double>::quiet_NaN();
   bool target_set = false;
+  bool if_idle = false;         // exit 0 quietly when the loop runs already
+  std::string until;            // (scheduled runs) do not start after this time
+  std::string schedule_name;    // the schedule to remove once past `until`
 };
+
+// A run started by `ratchet schedule` past its --until: removes the schedule
+// instead of starting. True when the run should not start.
+bool ScheduleOver(const RunOptions& options, const LoopPaths& paths, int* code) {
+  if (options.until.empty()) return false;
+  double until = 0;
+  std::string err;
+  const double now = SystemClock()->WallSeconds();
+  if (!ParseUntil(options.until, now, &until, &err)) {
+    *code = Fail(err);
+    return true;
+  }
+  if (now < until) return false;
+  std::printf("ratchet: the schedule of %s ended at %s; not starting\n", paths.dir.c_str(),
+              FormatUtcMinute(until).c_str());
+  *code = 0;
+  if (options.schedule_name.empty()) return true;
+  bool found = false;
+  std::vector<std::string> done;
+  if (!RemoveSchedule(options.schedule_name, &found, &done, &err)) *code = Fail(err);
+  for (const std::string& line : done) std::printf("%s\n", line.c_str());
+  return true;
+}
 
 void PrintSummary(const StopSummary& s, const LoopConfig& config) {
   std::printf("stopped: %s\n", s.reason.c_str());
@@ -84,28 +143,49 @@ void PrintSummary(const StopSummary& s, const LoopConfig& config) {
 int Run(const RunOptions& options) {
   LoopPaths paths;
   std::string err;
-  if (!ResolveLoop(options.dir, &paths, &err)) return Fail(err);
+  if (!ResolveLoop(options.dir, &paths, &err)) return ConfigFail(err);
   LoopConfig config;
-  if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
+  if (!LoadLoopConfig(paths, &config, &err)) return ConfigFail(err);
   if (options.max_experiments > 0) config.max_experiments = options.max_experiments;
   if (options.target_set) config.target = options.target;
+  // loops: [judge] must not be the writer; its command reaches the run's environment.
+  if (!ApplyJudge(&config, &err)) return ConfigFail(err);
+  // loops: [notify] is read (and its environment variables checked) before anything runs.
+  NotifyConfig notify_config;
+  if (config.notify.present()) {
+    ConfigSection section = config.notify;
+    if (!ReadNotifyConfig(section, std::getenv, &notify_config, &err)) return ConfigFail(err);
+  }
+
+  // A scheduled start (`ratchet run --if-idle`): a loop that runs already is
+  // not an error, and is checked before anything else (its tree is mid-experiment).
+  LoopLock lock;
+  if (options.if_idle && FileExists(paths.lock) && !lock.Acquire(paths.lock, paths.dir, &err)) {
+    if (err.rfind("another `ratchet run`", 0) == 0) {
+      std::printf("ratchet: %s; nothing to do\n", err.c_str());
+      return 0;
+    }
+    return Fail(err);
+  }
+  if (int code = 0; ScheduleOver(options, paths, &code)) return code;
 
   std::unique_ptr<GitRepo> repo;
-  if (!GitRepo::Open(paths.dir, &repo, &err)) return Fail(err);
+  if (!GitRepo::Open(paths.dir, &repo, &err)) return ConfigFail(err);
   LocalProcessRunner runner;
+  LocalStepRunner steps;  // every step of every experiment, in flight at once
   FsWorkspace workspace(paths.dir);
   ProposerDeps proposer_deps{&runner, &workspace, SystemClock()};
   std::unique_ptr<Proposer> proposer =
       CreateProposer(config.propose_kind, config, proposer_deps, &err);
-  if (!proposer) return Fail(err);
-  if (!ValidateProposerSections(config, proposer_deps, &err)) return Fail(err);
+  if (!proposer) return ConfigFail(err);
+  if (!ValidateProposerSections(config, proposer_deps, &err)) return ConfigFail(err);
   // [review]: a separate program approves or rejects each candidate before it runs.
   HookSet hooks;
   if (config.review.present()) {
     ConfigSection review = config.review;
     std::shared_ptr<Mechanism> reviewer =
         MakeReviewer(review, config, ReviewerDeps{&runner, &workspace, repo.get()}, &err);
-    if (!reviewer) return Fail(err);
+    if (!reviewer) return ConfigFail(err);
     hooks.Add(reviewer);
   }
   // [outer]: the outer loop watches the inner one and changes how it searches
@@ -113,12 +193,12 @@ int Run(const RunOptions& options) {
   OuterConfig outer_config;
   if (config.outer.present()) {
     ConfigSection section = config.outer;
-    if (!ReadOuterConfig(section, &outer_config, &err)) return Fail(err);
+    if (!ReadOuterConfig(section, &outer_config, &err)) return ConfigFail(err);
   }
 
   EngineDeps deps;
   deps.clock = SystemClock();
-  deps.runner = &runner;
+  deps.steps = &steps;
   deps.repo = repo.get();
   deps.workspace = &workspace;
   deps.proposer = proposer.get();
@@ -126,6 +206,8 @@ int Run(const RunOptions& options) {
   deps.interrupts = &g_interrupts;
   deps.cancel = &g_cancel;
   deps.pid = ::getpid();
+  deps.sandbox_available = runner.SandboxAvailable(&deps.sandbox_why);
+  if (const char* home = std::getenv("HOME")) deps.home = home;
 
   // Everything is checked before the first write: a new loop is preflighted
   // against an empty in-memory ledger, so a refused start leaves no trace.
@@ -135,13 +217,18 @@ int Run(const RunOptions& options) {
     if (!SqliteLedger::Open(":memory:", true, false, &scratch, &err)) return Fail(err);
     deps.ledger = scratch.get();
     Engine check(config, deps);
-    if (!check.Preflight(&err)) return Fail(err);
+    if (!check.Preflight(&err)) return ConfigFail(err);
   }
 
   if (!repo->EnsureExcluded(".ratchet/", &err)) return Fail(err);
   if (!workspace.MakeDirs(".ratchet", &err)) return Fail(err);
-  LoopLock lock;
-  if (!lock.Acquire(paths.lock, paths.dir, &err)) return Fail(err);
+  if (!lock.held() && !lock.Acquire(paths.lock, paths.dir, &err)) {
+    if (options.if_idle && err.rfind("another `ratchet run`", 0) == 0) {
+      std::printf("ratchet: %s; nothing to do\n", err.c_str());
+      return 0;
+    }
+    return ConfigFail(err);
+  }
   std::vector<std::string> stale_locks;
   if (!RemoveStaleGitLocks(repo->GitDirs(), kGitLockSettleSeconds, &stale_locks, &err))
     return Fail(err);
@@ -156,9 +243,9 @@ int Run(const RunOptions& options) {
   std::unique_ptr<OuterLoop> outer;
   if (config.outer.present()) {
     OuterDeps outer_deps{&runner, &workspace, nullptr, config.seed};
-    if (const auto* search = dynamic_cast<const SearchProposer*>(proposer.get())) {
-      outer_deps.space = &search->space();
-      outer_deps.seed = search->options().seed;
+    if (const SearchSpace* space = proposer->search_space()) {
+      outer_deps.space = space;
+      outer_deps.seed = proposer->search_seed();
     }
     std::vector<Experiment> history;
     if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
@@ -170,8 +257,29 @@ int Run(const RunOptions& options) {
 
   TerminalReporter reporter(config, paths.live, SystemClock(), deps.pid, stdout);
   deps.reporter = &reporter;
+  // loops: [notify] webhooks hear what the terminal hears, on their own thread.
+  std::unique_ptr<NotifyReporter> notifier;
+  std::unique_ptr<TeeReporter> tee;
+  if (!notify_config.webhooks.empty()) {
+    LoopIdentity loop{config.tag, paths.dir, config.metric_name, config.goal == Goal::kMin};
+    notifier = std::make_unique<NotifyReporter>(
+        notify_config, loop, SystemClock(), [&reporter](const std::string& line) { reporter.OnNote(line); });
+    std::vector<Experiment> history;
+    if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
+    for (auto it = history.rbegin(); it != history.rend(); ++it) {
+      if (it->status == Status::kKeep) {
+        notifier->Seed(&*it);
+        break;
+      }
+    }
+    tee = std::make_unique<TeeReporter>(std::vector<Reporter*>{&reporter, notifier.get()});
+    deps.reporter = tee.get();
+  }
+  // steering: `ratchet note` / `pause` / `resume` reach the engine through the ledger.
+  LedgerSteering steering(ledger.get());
+  deps.steering = &steering;
   Engine engine(config, deps);
-  if (!engine.Preflight(&err)) return Fail(err);
+  if (!engine.Preflight(&err)) return ConfigFail(err);
 
   std::printf("ratchet: loop %s, branch ratchet/%s, %s %s, proposer %s\n", paths.dir.c_str(),
               config.tag.c_str(), config.goal == Goal::kMin ? "minimising" : "maximising",
@@ -179,9 +287,16 @@ int Run(const RunOptions& options) {
   std::fflush(stdout);
   InstallSignalHandlers();
   StopSummary summary;
-  if (!engine.Run(&summary, &err)) return Fail(err);
+  if (!engine.Run(&summary, &err)) {
+    if (notifier) {
+      notifier->OnStop("error: " + err);
+      notifier->Close();
+    }
+    return Fail(err);
+  }
+  if (notifier) notifier->Close();  // waits at most [notify] timeout
   PrintSummary(summary, config);
-  return g_interrupts > 0 ? 130 : 0;
+  return g_interrupts > 0 ? kExitInterrupted : ExitFor(summary.kind);
 }
 
 }  // namespace
@@ -191,8 +306,11 @@ void AddRunCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run the loop in DIR: the baseline first, then experiments until a stop rule fires. "
-      "Resumes a loop that has a ledger. Ctrl-C once stops after the current experiment; "
-      "twice kills the current run and stops.");
+      "Resumes a loop that has a ledger. Ctrl-C once stops after the experiments in flight; "
+      "twice kills their steps and stops. Exit status: 0 stop.target reached, 1 engine error "
+      "(git, ledger), 2 configuration error or refused start, 3 another stop rule "
+      "(max_experiments, wall, patience, cost, tokens), 4 the baseline failed, 5 circuit "
+      "breaker (or the loop cannot usefully go on), 130 interrupted.");
   cmd->add_option("dir", options->dir, "The loop directory (a git repository with ratchet.toml)")
       ->required();
   cmd->add_option("--max-experiments", options->max_experiments,
@@ -205,6 +323,13 @@ void AddRunCommand(CLI::App& app) {
         options->target_set = true;
       },
       "Override stop.target");
+  cmd->add_flag("--if-idle", options->if_idle,
+                "Exit 0 quietly when the loop is running already (for `ratchet schedule`)");
+  cmd->add_option("--until", options->until,
+                  "Do not start after TIME (\"YYYY-MM-DD HH:MM\", @UNIX_SECONDS); set by "
+                  "`ratchet schedule --until`");
+  cmd->add_option("--schedule-name", options->schedule_name,
+                  "The schedule to remove once past --until (set by `ratchet schedule`)");
   cmd->callback([options] { ExitCode() = Run(*options); });
 }
 

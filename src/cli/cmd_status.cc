@@ -12,6 +12,7 @@
 #include "core/accept.h"
 #include "core/stop.h"
 #include "exec/system_clock.h"
+#include "notify/ledger_steering.h"
 #include "store/live_status.h"
 #include "store/sqlite_ledger.h"
 
@@ -85,6 +86,18 @@ int ShowStatus(const std::string& dir) {
     for (const auto& [key, n] : calls)
       std::printf("  %-24s %-16s %lld calls\n", key.first.c_str(), key.second.c_str(), n);
   }
+
+  // steering: a pause and the user's notes (`ratchet pause` / `ratchet note`).
+  std::vector<LedgerEvent> events;
+  if (!ledger->LoadEvents(0, &events, &err)) return Fail(err);
+  PauseState pause = PauseStateOf(events);
+  int notes = 0;
+  for (const LedgerEvent& e : events) notes += e.kind == "note";
+  if (pause.paused)
+    std::printf("paused:     since %s (`ratchet resume %s` lets it go on)\n",
+                FormatUtcMinute(pause.since).c_str(), dir.c_str());
+  if (notes > 0)
+    std::printf("notes:      %d from the user (`ratchet note %s` lists them)\n", notes, dir.c_str());
 
   LiveStatus live;
   bool have_live = ReadLiveStatus(paths.live, &live, &err);

@@ -16,6 +16,10 @@ void AddExportCommand(CLI::App& app);
 void AddServeCommand(CLI::App& app);
 void AddPlotCommand(CLI::App& app);
 void AddPromptCommand(CLI::App& app);
+void AddNoteCommand(CLI::App& app);
+void AddPauseCommands(CLI::App& app);  // pause and resume
+void AddScheduleCommand(CLI::App& app);
+void AddFinalizeCommand(CLI::App& app);
 
 /// The exit code a subcommand's callback sets (CLI11 callbacks return void).
 int& ExitCode();

@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
   ratchet::AddServeCommand(app);
   ratchet::AddPlotCommand(app);
   ratchet::AddPromptCommand(app);
+  ratchet::AddNoteCommand(app);
+  ratchet::AddPauseCommands(app);
+  ratchet::AddScheduleCommand(app);
+  ratchet::AddFinalizeCommand(app);
   CLI11_PARSE(app, argc, argv);
   return ratchet::ExitCode();
 }

@@ -85,9 +85,119 @@ void ReadRun(ConfigSection run, ConfigSection& root, LoopConfig* c) {
     c->timeout_s = 2 * c->budget_s + 60;  // room for start-up and evaluation
   if (c->timeout_s > 0 && c->budget_s > 0 && c->timeout_s < c->budget_s)
     run.Fail("timeout", "must be at least the budget (" + std::to_string(c->budget_s) + "s)");
+  if (auto overhead = run.Duration("overhead")) c->overhead_s = *overhead;
   if (auto grace = run.Duration("grace")) c->grace_s = *grace;
   if (auto limit = run.Size("log_limit")) c->log_limit_bytes = *limit;
   if (auto env = run.StringMap("env")) c->env = *env;
+  if (auto sees = run.StringList("sees")) {
+    for (const std::string& path : *sees) {
+      if (path.empty() || path[0] == '/' || path.find("..") != std::string::npos ||
+          path.rfind(".ratchet", 0) == 0 || path.rfind(".git", 0) == 0)
+        run.Fail("sees", "'" + path + "' must be a path inside the loop directory (not .git or "
+                         ".ratchet)");
+      else c->sees.push_back(path.back() == '/' ? path.substr(0, path.size() - 1) : path);
+    }
+  }
+  if (auto m = run.Size("memory")) c->memory_bytes = *m;
+  if (auto p = run.Integer("pids")) {
+    if (*p >= 1) c->max_pids = static_cast<uint64_t>(*p);
+    else run.Fail("pids", "must be at least 1");
+  }
+  if (auto d = run.Size("disk")) c->disk_bytes = *d;
+  if (auto w = run.Integer("workers")) {
+    if (*w >= 1 && *w <= 256) c->workers = static_cast<int>(*w);
+    else run.Fail("workers", "must be between 1 and 256");
+  }
+  if (auto moved = run.String("moved")) {
+    if (*moved == "rebase" || *moved == "rerun") c->moved = *moved;
+    else run.Fail("moved", "must be \"rebase\" or \"rerun\", not \"" + *moved + "\"");
+  }
+}
+
+// [run] slots: a list of values of one variable (slots = ["0", "1"] with
+// slot_env = "CUDA_VISIBLE_DEVICES"), or of tables of variables.
+void ReadSlots(ConfigSection run, LoopConfig* c) {
+  if (!run.Has("slots")) {
+    if (run.Has("slot_env")) run.Fail("slot_env", "needs slots = [...]");
+    run.Claim("slot_env");
+    return;
+  }
+  const std::string var = run.String("slot_env").value_or("");
+  if (!run.HasTableArray("slots")) {
+    auto values = run.StringList("slots");
+    if (!values) return;  // the type error is recorded
+    for (size_t i = 0; i < values->size(); ++i) {
+      SlotConfig slot;
+      slot.name = (*values)[i];
+      if (!var.empty()) slot.env.push_back({var, (*values)[i]});
+      c->slots.push_back(slot);
+    }
+  } else {
+    if (!var.empty()) run.Fail("slot_env", "is for slots given as strings; these are tables");
+    std::vector<ConfigSection> tables = run.TableArray("slots");
+    for (size_t i = 0; i < tables.size(); ++i) {
+      SlotConfig slot;
+      slot.name = tables[i].String("name").value_or(std::to_string(i));
+      for (const std::string& key : tables[i].Keys()) {
+        if (key == "name") continue;
+        if (auto v = tables[i].String(key)) slot.env.push_back({key, *v});
+      }
+      c->slots.push_back(slot);
+    }
+  }
+  if (!c->slots.empty() && static_cast<int>(c->slots.size()) < c->workers)
+    run.Fail("slots", "lists " + std::to_string(c->slots.size()) + " slots for " +
+                          std::to_string(c->workers) + " workers; give one per worker");
+}
+
+void ReadPrepare(ConfigSection prepare, LoopConfig* c) {
+  if (!prepare.present()) return;
+  c->prepare.command = prepare.String("command").value_or("");
+  if (c->prepare.command.empty() && prepare.ok())
+    prepare.Fail("command", "missing: the trusted command that prepares data and tools");
+  if (auto outputs = prepare.StringList("outputs")) c->prepare.outputs = *outputs;
+  if (c->prepare.outputs.empty() && prepare.ok())
+    prepare.Fail("outputs", "missing: the files it makes (globs), hashed and checked before "
+                            "every run");
+  if (auto t = prepare.Duration("timeout")) c->prepare.timeout_s = *t;
+}
+
+void ReadVerify(ConfigSection verify, LoopConfig* c) {
+  if (!verify.present()) return;
+  c->verify.command = verify.String("command").value_or("");
+  if (c->verify.command.empty() && verify.ok())
+    verify.Fail("command", "missing: the trusted command that scores a run and prints the summary");
+  c->verify.serve = verify.String("serve").value_or("");
+  if (auto n = verify.Integer("servers")) {
+    if (*n < 1 || *n > 2) verify.Fail("servers", "must be 1 or 2");
+    else if (c->verify.serve.empty()) verify.Fail("servers", "needs serve = \"...\"");
+    else c->verify.servers = static_cast<int>(*n);
+  }
+  if (auto t = verify.Duration("timeout")) c->verify.timeout_s = *t;
+  if (auto s = verify.Number("claim_sigmas")) {
+    if (*s > 0) c->verify.claim_sigmas = *s;
+    else verify.Fail("claim_sigmas", "must be positive");
+  }
+  if (auto t = verify.Number("claim_tolerance")) {
+    if (*t >= 0) c->verify.claim_tolerance = *t;
+    else verify.Fail("claim_tolerance", "must be zero or positive");
+  }
+}
+
+void ReadSandbox(ConfigSection sandbox, LoopConfig* c) {
+  if (auto r = sandbox.Bool("required")) c->sandbox.required = *r;
+  if (auto n = sandbox.Bool("network")) c->sandbox.network = *n;
+  for (const char* key : {"readable", "writable"}) {
+    auto paths = sandbox.StringList(key);
+    if (!paths) continue;
+    for (const std::string& p : *paths) {
+      if (p.empty() || (p[0] != '/' && p[0] != '~')) {
+        sandbox.Fail(key, "'" + p + "' must be an absolute path (or start with ~/)");
+        continue;
+      }
+      (std::string(key) == "readable" ? c->sandbox.readable : c->sandbox.writable).push_back(p);
+    }
+  }
 }
 
 void ReadMetric(ConfigSection metric, ConfigSection& root, LoopConfig* c) {
@@ -137,6 +247,7 @@ void ReadGates(std::vector<ConfigSection> gates, LoopConfig* c) {
       else gate.Fail("when", "must be \"before\" (the run) or \"after\", not \"" + *when + "\"");
     }
     if (auto t = gate.Duration("timeout")) g.timeout_s = *t;
+    g.serve = gate.String("serve").value_or("");
     c->gates.push_back(g);
   }
 }
@@ -157,6 +268,10 @@ void ReadAccept(ConfigSection accept, LoopConfig* c) {
   if (auto s = accept.Number("noise_sigmas")) {
     if (*s >= 0) c->noise_sigmas = *s;
     else accept.Fail("noise_sigmas", "must be zero or positive");
+  }
+  if (auto f = accept.Number("noise_floor")) {
+    if (*f >= 0) c->noise_floor = *f;
+    else accept.Fail("noise_floor", "must be zero or positive");
   }
 }
 
@@ -204,7 +319,12 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   c.file = file;
   ReadLoop(root.Table("loop"), &c);
   ReadEdit(root.Table("edit"), root, &c);
-  ReadRun(root.Table("run"), root, &c);
+  ConfigSection run = root.Table("run");
+  ReadRun(run, root, &c);
+  ReadSlots(run, &c);
+  ReadPrepare(root.Table("prepare"), &c);
+  ReadVerify(root.Table("verify"), &c);
+  ReadSandbox(root.Table("sandbox"), &c);
   ReadMetric(root.Table("metric"), root, &c);
   ReadGates(root.TableArray("gate"), &c);
   ReadAccept(root.Table("accept"), &c);
@@ -212,6 +332,8 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   ReadPropose(root.Table("propose"), &c);
   c.outer = root.Extension("outer");
   c.review = root.Extension("review");
+  c.notify = root.Extension("notify");  // loops: read by src/notify
+  c.judge = root.Extension("judge");    // loops: read by `ratchet run`
   if (!root.Finish(err)) return false;
   *config = std::move(c);
   return true;

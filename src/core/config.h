@@ -31,9 +31,55 @@ bool ParseConstraint(const std::string& text, Constraint* out, std::string* err)
 struct GateConfig {
   enum class When { kBefore, kAfter };
   std::string name;
-  std::string command;  // shell command line, run in the loop directory
+  /// Shell command line. Without `serve`: untrusted, run in the experiment's
+  /// working copy. With `serve`: trusted like [verify] (run in the loop
+  /// directory), talking to the candidate's `serve` over fds 3 and 4.
+  std::string command;
+  std::string serve;
   When when = When::kBefore;
   double timeout_s = 600;
+};
+
+/// A trusted step: its command is built only from protected files, and only
+/// its output gives the metric and the constraints.
+struct VerifyConfig {
+  std::string command;  // run in the loop directory; "" when the loop has none
+  /// The candidate's side (untrusted, sandboxed, in the working copy): its
+  /// stdin and stdout are the verifier's fds 3 and 4.
+  std::string serve;
+  /// How many independent instances of `serve` (1 or 2): a second one, on
+  /// the verifier's fds 5 and 6, answers probes the first must not see.
+  int servers = 1;
+  double timeout_s = 600;
+  /// A run's printed claim about the metric that differs from the verified
+  /// value by more than this many noise standard deviations (or by more than
+  /// claim_tolerance when there is no noise estimate) rejects the candidate.
+  double claim_sigmas = 4;
+  double claim_tolerance = 0;  // absolute; 0: exact (up to rounding)
+};
+
+/// A trusted preparation in the loop directory before the baseline, and
+/// again whenever one of its outputs is missing.
+struct PrepareConfig {
+  std::string command;               // "" when the loop has none
+  std::vector<std::string> outputs;  // globs of generated protected files
+  double timeout_s = 3600;
+};
+
+/// What a worker gets: its index and the variables set for it.
+struct SlotConfig {
+  std::string name;  // RATCHET_SLOT
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+/// How untrusted steps run (see core/runner.h SandboxSpec).
+struct SandboxConfig {
+  /// Refuse to run untrusted steps where the sandbox cannot work. false: run
+  /// them as plain processes, said in `ratchet status` and every ledger row.
+  bool required = true;
+  bool network = false;                // for build, gates and runs
+  std::vector<std::string> readable;   // extra host paths shown read-only
+  std::vector<std::string> writable;   // extra host paths shown read-write (a hole: use sparingly)
 };
 
 struct LoopConfig {
@@ -53,9 +99,35 @@ struct LoopConfig {
   std::string command;            // shell command line of one experiment
   double budget_s = 0;            // exported as RATCHET_BUDGET_SECONDS
   double timeout_s = 0;           // hard limit of one run
+  /// The run is killed at budget_s + overhead_s (when that is before the
+  /// timeout): training time is ratchet's clock, not the candidate's word.
+  std::optional<double> overhead_s;
   double grace_s = 5;             // SIGTERM to SIGKILL
   uint64_t log_limit_bytes = 16ull << 20;
   std::vector<std::pair<std::string, std::string>> env;
+  /// Loop-directory paths (prepared data) shown read-only at the same place
+  /// in the working copy, for build, gates and run.
+  std::vector<std::string> sees;
+  uint64_t memory_bytes = 0;      // per step; 0: no limit
+  uint64_t max_pids = 0;
+  uint64_t disk_bytes = 0;        // the largest file a step may write
+  int workers = 1;                // experiments in flight at once
+  std::vector<SlotConfig> slots;  // one per worker (or none)
+  /// A winner whose incumbent moved while it ran: "rebase" applies it to the
+  /// current incumbent and keeps that; "rerun" applies it and runs it again.
+  std::string moved = "rebase";
+
+  // [prepare], [verify], [sandbox]
+  PrepareConfig prepare;
+  VerifyConfig verify;
+  SandboxConfig sandbox;
+
+  /// The deadline of one run of the command.
+  double RunDeadline() const {
+    if (overhead_s && budget_s > 0 && (timeout_s <= 0 || budget_s + *overhead_s < timeout_s))
+      return budget_s + *overhead_s;
+    return timeout_s;
+  }
 
   // [metric]
   std::string metric_name;
@@ -71,6 +143,7 @@ struct LoopConfig {
   int baseline_repeats = 1;       // runs of the baseline (mean and spread)
   int confirm = 0;                // extra runs of a would-be keep
   double noise_sigmas = 2;        // a kept mean must beat this many std errors
+  double noise_floor = 0;         // the run-to-run noise is taken as at least this
 
   // [stop] (absent = no limit)
   std::optional<int> max_experiments;
@@ -89,6 +162,10 @@ struct LoopConfig {
   // Sections owned by other parts, absent if not in the file.
   ConfigSection outer;   // [outer]
   ConfigSection review;  // [review]
+  // loops: read outside the engine, by `ratchet run`: [notify] (src/notify)
+  // and [judge] (a separate scorer, checked not to be the writer).
+  ConfigSection notify;  // [notify]
+  ConfigSection judge;   // [judge]
 
   /// True when `a` is better than `b` by more than `delta`.
   bool Better(double a, double b, double delta = 0) const {

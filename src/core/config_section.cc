@@ -93,6 +93,12 @@ bool ConfigSection::Has(const std::string& key) const {
   return impl_->table && impl_->table->contains(key);
 }
 
+bool ConfigSection::HasTableArray(const std::string& key) const {
+  const toml::node* node = impl_->table ? impl_->table->get(key) : nullptr;
+  const toml::array* array = node ? node->as_array() : nullptr;
+  return array && !array->empty() && array->is_array_of_tables();
+}
+
 void ConfigSection::Fail(const std::string& key, const std::string& message) {
   std::string prefix = Where(key) + ": " + TableLabel(impl_->path);
   if (!key.empty()) prefix += " " + key;

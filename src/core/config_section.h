@@ -31,6 +31,9 @@ class ConfigSection {
   std::string Where(const std::string& key = "") const;
 
   bool Has(const std::string& key) const;
+  /// True when `key` holds a non-empty array whose items are all tables
+  /// (`slots = [{...}, ...]` or [[slots]]); reads nothing, records nothing.
+  bool HasTableArray(const std::string& key) const;
   /// Typed lookups. A missing key gives nullopt; a key of the wrong type
   /// records an error (see ok()/error()) and gives nullopt.
   std::optional<std::string> String(const std::string& key);

@@ -1,26 +1,25 @@
-// The session around the experiments: loading the ledger, recovering an
-// unfinished experiment, stop rules, and settling a decided experiment.
-// The steps of one experiment are in engine_steps.cc.
+// The session around the experiments: loading and checking the ledger,
+// recovering unfinished experiments, preparing, keeping experiments in
+// flight, stop rules, and settling decisions. One experiment's path is in
+// experiment_flow.cc; proposals running beside it in proposal_pool.cc.
 #include "core/engine.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/accept.h"
+#include "core/experiment_flow.h"
+#include "core/proposal_pool.h"
 #include "core/scope.h"
 #include "core/stop.h"
 
 namespace ratchet {
-
-uint64_t RunSeed(uint64_t loop_seed, int attempt) {
-  return attempt <= 1 ? loop_seed : loop_seed + 1000003ull * static_cast<uint64_t>(attempt - 1);
-}
-
-Engine::Engine(const LoopConfig& config, const EngineDeps& deps)
-    : config_(config), deps_(deps), branch_("ratchet/" + config.tag) {}
-
 namespace {
 
 std::string ShortSha(const std::string& sha) { return sha.substr(0, 7); }
+
+// How long the engine waits for a step before looking at Ctrl-C and the
+// proposals again. Steps' deadlines are enforced by the runner meanwhile.
+constexpr double kWaitSlice = 0.25;
 
 // Records ledger events for parts outside the engine (the outer loop).
 class LedgerEvents : public EventSink {
@@ -44,19 +43,45 @@ class LedgerEvents : public EventSink {
   Reporter* reporter_;
 };
 
+bool ParseHashes(const std::string& text, const char* what,
+                 std::map<std::string, std::string>* out, std::string* err) {
+  out->clear();
+  if (text.empty()) return true;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) {
+    *err = std::string("the ledger's ") + what + " entry is damaged";
+    return false;
+  }
+  for (auto& [path, hash] : j.items()) {
+    if (!hash.is_string()) {
+      *err = std::string("the ledger's ") + what + " entry is damaged";
+      return false;
+    }
+    (*out)[path] = hash.get<std::string>();
+  }
+  return true;
+}
+
 }  // namespace
+
+Engine::Engine(const LoopConfig& config, const EngineDeps& deps)
+    : config_(config), deps_(deps), branch_("ratchet/" + config.tag) {}
+
+Engine::~Engine() {
+  if (proposals_) proposals_->JoinAll();
+}
 
 void Engine::Note(const std::string& line) {
   if (deps_.reporter) deps_.reporter->OnNote(line);
 }
 
-bool Engine::Interrupted() const { return deps_.interrupts && deps_.interrupts->load() > 0; }
 bool Engine::CancelRequested() const { return deps_.cancel && deps_.cancel->load(); }
 
 const Experiment* Engine::Incumbent() const {
-  for (auto it = history_.rbegin(); it != history_.rend(); ++it)
-    if (it->status == Status::kKeep) return &*it;
-  return nullptr;
+  if (incumbent_id_ == 0) return nullptr;
+  auto it = std::lower_bound(history_.begin(), history_.end(), incumbent_id_,
+                             [](const Experiment& e, int id) { return e.id < id; });
+  return it != history_.end() && it->id == incumbent_id_ ? &*it : nullptr;
 }
 
 std::string Engine::IncumbentCommit() const {
@@ -64,12 +89,24 @@ std::string Engine::IncumbentCommit() const {
   return best ? best->candidate_commit : start_commit_;
 }
 
-LoopView Engine::View() const {
+Noise Engine::CurrentNoise() const { return PooledNoise(noise_groups_); }
+
+void Engine::AddNoiseGroup(const std::vector<double>& values) {
+  noise_groups_.push_back(values);
+  std::string err;
+  const Noise noise = CurrentNoise();
+  if (!deps_.ledger->SetMeta("noise_sigma", std::to_string(noise.sigma), &err))
+    Note("could not record the noise estimate: " + err);
+}
+
+LoopView Engine::View(int proposing_id) const {
   LoopView view;
   view.config = &config_;
   view.history = &history_;
   view.incumbent = Incumbent();
-  view.next_id = static_cast<int>(history_.size()) + 1;
+  view.next_id = history_.empty() ? 1 : history_.back().id + 1;
+  for (const auto& [id, flow] : flows_) view.next_id = std::max(view.next_id, id + 1);
+  if (proposing_id > 0) view.next_id = proposing_id;  // the experiment being proposed
   return view;
 }
 
@@ -77,22 +114,44 @@ double Engine::ElapsedWall() const {
   return earlier_sessions_s_ + (deps_.clock->MonotonicSeconds() - session_started_mono_);
 }
 
+bool Engine::Write(const Experiment& exp, std::string* err) {
+  return deps_.ledger->UpdateExperiment(exp, err);
+}
+
+// ---------------------------------------------------------------------------
+// Loading, checking, recovering.
+
 bool Engine::Load(std::string* err) {
   if (loaded_) return true;
-  if (!deps_.ledger->LoadExperiments(&history_, err)) return false;
+  if (!CheckLedger(err)) return false;
+  std::vector<Experiment> all;
+  if (!deps_.ledger->LoadExperiments(&all, err)) return false;
+  history_.clear();
+  for (const Experiment& e : all) history_.push_back(e);  // unfinished ones leave in Recover
+  for (const Experiment& e : history_)
+    if (e.phase == Phase::kDone && e.status == Status::kKeep) incumbent_id_ = e.id;
   if (!deps_.ledger->GetMeta("start_commit", &start_commit_, err)) return false;
   std::string text;
-  if (!deps_.ledger->GetMeta("protected_hashes", &text, err)) return false;
-  if (!text.empty()) {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object()) {
-      *err = "the ledger's protected_hashes entry is damaged";
-      return false;
+  if (!deps_.ledger->GetMeta("protected_hashes", &text, err) ||
+      !ParseHashes(text, "protected_hashes", &protected_hashes_, err))
+    return false;
+  if (!deps_.ledger->GetMeta("prepared_hashes", &text, err) ||
+      !ParseHashes(text, "prepared_hashes", &prepared_hashes_, err))
+    return false;
+  // The noise estimate: every group of repeated runs of one commit.
+  for (const Experiment& e : history_) {
+    std::vector<RunRecord> runs;
+    if (!deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
+    std::vector<double> baseline, confirm;
+    for (const RunRecord& r : runs) {
+      if (!r.metric) continue;
+      if (e.baseline && (r.purpose == "main" || r.purpose == "baseline_repeat"))
+        baseline.push_back(*r.metric);
+      if (r.purpose == "confirm") confirm.push_back(*r.metric);
     }
-    for (auto& [path, hash] : j.items()) protected_hashes_[path] = hash.get<std::string>();
+    for (auto* group : {&baseline, &confirm})
+      if (group->size() > 1) noise_groups_.push_back(*group);
   }
-  if (!deps_.ledger->GetMeta("noise_sigma", &text, err)) return false;
-  if (!text.empty()) noise_sigma_ = std::stod(text);
   std::vector<Session> sessions;
   if (!deps_.ledger->LoadSessions(&sessions, err)) return false;
   for (const Session& s : sessions) {
@@ -106,10 +165,36 @@ bool Engine::Load(std::string* err) {
   return true;
 }
 
+bool Engine::CheckLedger(std::string* err) {
+  // Nothing is settled from a ledger ratchet did not write: rows changed by
+  // hand (or by a run, where the sandbox is off) are put back from the
+  // journal; a journal that does not hold stops the loop.
+  LedgerCheck check;
+  if (!deps_.ledger->Verify(&check, err)) return false;
+  if (!check.journal_problems.empty()) {
+    *err = "the ledger's journal was changed outside ratchet: " + check.journal_problems.front() +
+           "; the loop's history cannot be trusted (`ratchet audit` shows the details)";
+    return false;
+  }
+  if (check.row_problems.empty()) return true;
+  std::vector<std::string> repaired;
+  if (!deps_.ledger->Repair(&repaired, err)) return false;
+  std::string list;
+  for (size_t i = 0; i < check.row_problems.size() && i < 3; ++i)
+    list += (i ? "; " : "") + check.row_problems[i];
+  Note("the ledger was changed outside ratchet (" + list + "); put back " +
+       std::to_string(repaired.size()) + " rows from its journal");
+  LedgerEvents events(deps_.ledger, deps_.clock, deps_.reporter);
+  events.Record(0, "ledger_repaired",
+                nlohmann::json{{"problems", check.row_problems}, {"repaired", repaired}}.dump());
+  return true;
+}
+
 bool Engine::Preflight(std::string* err) {
   if (!Load(err)) return false;
-  const bool pending = !history_.empty() && history_.back().phase != Phase::kDone;
-  if (!start_commit_.empty() && !CheckBranch(pending, err)) return false;
+  bool pending = false;
+  for (const Experiment& e : history_) pending = pending || e.phase != Phase::kDone;
+  if (!start_commit_.empty() && !CheckBranch(err)) return false;
   if (!pending) {
     std::vector<std::string> dirty;
     if (!deps_.repo->DirtyPaths(&dirty, err)) return false;
@@ -122,18 +207,25 @@ bool Engine::Preflight(std::string* err) {
       return false;
     }
   }
+  if (!deps_.sandbox_available && config_.sandbox.required) {
+    *err = "the sandbox for untrusted steps does not work here (" + deps_.sandbox_why +
+           "); fix that, or set [sandbox] required = false to run builds, runs and proposers "
+           "as plain processes (said in every ledger row)";
+    return false;
+  }
   return true;
 }
 
-bool Engine::CheckBranch(bool pending, std::string* err) {
+bool Engine::CheckBranch(std::string* err) {
   std::string tip;
   if (!deps_.repo->ResolveRef("refs/heads/" + branch_, &tip, err)) return false;
   if (tip.empty()) return true;  // created again from the ledger's incumbent
   std::string expected = IncumbentCommit();
   bool explained = tip == expected;
   // Killed between deciding a keep and moving the branch, or the reverse.
-  if (pending && (tip == history_.back().parent_commit || tip == history_.back().candidate_commit))
-    explained = true;
+  for (const Experiment& e : history_)
+    if (e.phase != Phase::kDone && (tip == e.parent_commit || tip == e.candidate_commit))
+      explained = true;
   if (!explained) {
     *err = "branch " + branch_ + " is at " + ShortSha(tip) + " but the ledger's best is " +
            ShortSha(expected) + "; was it moved by hand? Put it back with `git branch -f " +
@@ -143,32 +235,37 @@ bool Engine::CheckBranch(bool pending, std::string* err) {
   return true;
 }
 
-bool Engine::Write(const Experiment& exp, std::string* err) {
-  return deps_.ledger->UpdateExperiment(exp, err);
-}
-
-bool Engine::Enter(Experiment* exp, Phase phase, std::string* err) {
-  exp->phase = phase;
-  if (!Write(*exp, err)) return false;
-  if (deps_.reporter) deps_.reporter->OnPhase(*exp);
-  return true;
-}
-
 bool Engine::Recover(std::string* err) {
-  if (history_.empty() || history_.back().phase == Phase::kDone) return true;
-  Experiment exp = history_.back();
-  history_.pop_back();
+  std::vector<Experiment> unfinished;
+  std::vector<Experiment> done;
+  for (Experiment& e : history_) (e.phase == Phase::kDone ? done : unfinished).push_back(e);
+  history_ = std::move(done);
+  for (Experiment& e : unfinished)
+    if (!RecoverOne(e, err)) return false;
+  // Working copies of experiments that are over (a crash before their
+  // removal) go; nothing in them was kept that is not in a commit.
+  return deps_.workspace->RemoveAll(".ratchet/work", err);
+}
+
+bool Engine::RecoverOne(Experiment exp, std::string* err) {
   if (exp.status == Status::kNone) {
     // Keep whatever the proposer had written: nothing tried is ever lost.
-    if (exp.candidate_commit.empty() && !exp.parent_commit.empty()) {
-      std::vector<FileChange> changes;
-      if (!deps_.repo->Changes(exp.parent_commit, &changes, err)) return false;
-      if (!changes.empty()) {
+    const ExperimentPaths paths = PathsOf(deps_.workspace->root(), exp.id);
+    const std::string rel_copy = ".ratchet/work/" + std::to_string(exp.id);
+    if (exp.candidate_commit.empty() && !exp.parent_commit.empty() &&
+        deps_.workspace->Exists(rel_copy)) {
+      CopyScan scan;
+      if (!deps_.repo->ScanCopy(paths.copy, exp.parent_commit, &scan, err)) return false;
+      CopyScan storable = scan;
+      storable.changes.clear();
+      for (const FileChange& c : scan.changes)
+        if (c.problem.empty()) storable.changes.push_back(c);
+      if (!storable.changes.empty()) {
         std::string sha;
-        if (!deps_.repo->CommitWorktree(exp.parent_commit,
-                                        "ratchet #" + std::to_string(exp.id) +
-                                            " (interrupted): " + exp.description,
-                                        &sha, err) ||
+        if (!deps_.repo->CommitScan(storable,
+                                    "ratchet #" + std::to_string(exp.id) +
+                                        " (interrupted): " + exp.description,
+                                    &sha, err) ||
             !deps_.repo->SetRef("refs/ratchet/tried/" + std::to_string(exp.id), sha, err))
           return false;
         exp.candidate_commit = sha;
@@ -179,33 +276,35 @@ bool Engine::Recover(std::string* err) {
     exp.finished_at = deps_.clock->WallSeconds();
     exp.phase = Phase::kDecided;
     if (!Write(exp, err)) return false;
-    Note("#" + std::to_string(exp.id) + " was interrupted (" + exp.reason +
-         "); the tree is back at the incumbent");
+    Note("#" + std::to_string(exp.id) + " was interrupted (" + exp.reason + ")");
   } else {
+    // A decision ratchet wrote (the ledger was verified on load): finish it.
     Note("#" + std::to_string(exp.id) + " was decided (" + StatusName(exp.status) +
          ") before ratchet stopped; finishing it");
+    if (exp.status == Status::kKeep && !exp.baseline) {
+      std::string tip;
+      if (!deps_.repo->ResolveRef("refs/heads/" + branch_, &tip, err)) return false;
+      if (tip == exp.candidate_commit) {
+        if (!deps_.repo->RestoreTo(exp.candidate_commit, err)) return false;
+      } else if (!AdvanceTo(exp, err)) {
+        return false;
+      }
+    }
   }
-  if (!Settle(&exp, err)) return false;
-  history_.push_back(exp);
+  exp.phase = Phase::kDone;
+  if (!Write(exp, err)) return false;
+  auto at = std::lower_bound(history_.begin(), history_.end(), exp.id,
+                             [](const Experiment& e, int id) { return e.id < id; });
+  history_.insert(at, exp);
+  if (exp.status == Status::kKeep && exp.id > incumbent_id_) incumbent_id_ = exp.id;
   return true;
 }
 
-bool Engine::Settle(Experiment* exp, std::string* err) {
-  if (exp->status == Status::kKeep && !exp->baseline) {
-    std::string tip;
-    if (!deps_.repo->ResolveRef("refs/heads/" + branch_, &tip, err)) return false;
-    if (tip == exp->candidate_commit) {
-      if (!deps_.repo->RestoreTo(exp->candidate_commit, err)) return false;
-    } else if (!deps_.repo->AdvanceBranch(branch_, exp->candidate_commit, exp->parent_commit,
-                                          err)) {
-      return false;
-    }
-  } else {
-    // The parent is the incumbent the candidate was proposed from.
-    if (!deps_.repo->RestoreTo(exp->parent_commit, err)) return false;
-  }
-  exp->phase = Phase::kDone;
-  return Write(*exp, err);
+bool Engine::AdvanceTo(const Experiment& exp, std::string* err) {
+  std::string tip;
+  if (!deps_.repo->ResolveRef("refs/heads/" + branch_, &tip, err)) return false;
+  return deps_.repo->AdvanceBranch(branch_, exp.candidate_commit,
+                                   tip.empty() ? IncumbentCommit() : tip, err);
 }
 
 bool Engine::StartLoop(std::string* err) {
@@ -218,18 +317,7 @@ bool Engine::StartLoop(std::string* err) {
         !deps_.ledger->SetMeta("goal", config_.goal == Goal::kMin ? "min" : "max", err))
       return false;
   }
-  return deps_.repo->CheckoutBranch(branch_, IncumbentCommit(), err);
-}
-
-bool Engine::CheckProtected(std::string* problem, std::string* err) {
-  std::map<std::string, std::string> now;
-  if (!deps_.workspace->HashFiles(config_.protected_files, &now, err)) return false;
-  *problem = CompareProtectedHashes(protected_hashes_, now);
-  return true;
-}
-
-bool Engine::Run(StopSummary* summary, std::string* err) {
-  if (!Load(err) || !Recover(err) || !StartLoop(err)) return false;
+  if (!deps_.repo->CheckoutBranch(branch_, IncumbentCommit(), err)) return false;
 
   std::map<std::string, std::string> hashes;
   if (!deps_.workspace->HashFiles(config_.protected_files, &hashes, err)) return false;
@@ -243,6 +331,299 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
            "prepare the data again), or start a new loop with another [loop] tag";
     return false;
   }
+  // What untrusted steps of this loop may see and write.
+  sandbox_ = SandboxPlan();
+  sandbox_.use = deps_.sandbox_available;
+  sandbox_.home = deps_.home;
+  for (const auto& [path, hash] : hashes) sandbox_.protected_paths.push_back(path);
+  return true;
+}
+
+bool Engine::Prepare(std::string* err) {
+  if (config_.prepare.command.empty()) return true;
+  std::map<std::string, std::string> now;
+  if (!deps_.workspace->HashFiles(config_.prepare.outputs, &now, err)) return false;
+  if (!prepared_hashes_.empty() && now == prepared_hashes_) return true;
+  // Missing outputs (a fresh clone, a first session): make them. Outputs
+  // that exist but differ from what the loop began with are refused below.
+  bool missing = now.empty();
+  for (const auto& [path, hash] : prepared_hashes_) missing = missing || !now.count(path);
+  if (missing) {
+    Note("preparing: " + config_.prepare.command);
+    RunSpec spec;
+    spec.argv = ShellCommand(config_.prepare.command);
+    spec.cwd = deps_.workspace->root();
+    spec.timeout_s = config_.prepare.timeout_s;
+    spec.grace_s = config_.grace_s;
+    spec.log_path = deps_.workspace->root() + "/.ratchet/prepare.log";
+    spec.env = config_.env;
+    StepRunner::StepId id = deps_.steps->Start(spec);
+    StepRunner::StepId done = 0;
+    RunResult result;
+    while (!deps_.steps->Wait(kWaitSlice, &done, &result) || done != id) {
+      if (CancelRequested()) deps_.steps->Cancel(id);
+    }
+    if (!result.ok()) {
+      *err = "[prepare] " + config_.prepare.command + " failed: " + result.Describe() +
+             " (log: .ratchet/prepare.log)";
+      return false;
+    }
+    if (!deps_.workspace->HashFiles(config_.prepare.outputs, &now, err)) return false;
+    if (now.empty()) {
+      *err = "[prepare] made none of its outputs (" + config_.prepare.outputs.front() + ", ...)";
+      return false;
+    }
+  }
+  if (prepared_hashes_.empty()) {
+    nlohmann::json j = now;
+    if (!deps_.ledger->SetMeta("prepared_hashes", j.dump(), err)) return false;
+    prepared_hashes_ = now;
+    return true;
+  }
+  if (std::string problem = CompareProtectedHashes(prepared_hashes_, now); !problem.empty()) {
+    *err = "prepared output: " + problem + " since the loop began (it must be made exactly " +
+           "again: the same data, the same evaluator); or start a new loop with another tag";
+    return false;
+  }
+  return true;
+}
+
+bool Engine::CheckTrusted(std::string* problem, std::string* err) {
+  std::map<std::string, std::string> now;
+  if (!deps_.workspace->HashFiles(config_.protected_files, &now, err)) return false;
+  *problem = CompareProtectedHashes(protected_hashes_, now);
+  if (!problem->empty() || config_.prepare.command.empty()) return true;
+  if (!deps_.workspace->HashFiles(config_.prepare.outputs, &now, err)) return false;
+  *problem = CompareProtectedHashes(prepared_hashes_, now);
+  if (!problem->empty()) *problem = "prepared output: " + *problem;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// The session's loop.
+
+std::string Engine::CheckStopRules(StopKind* kind) const {
+  if (!stop_reason_.empty()) {
+    *kind = stop_kind_;
+    return stop_reason_;
+  }
+  StopInput input;
+  input.history = &history_;
+  input.incumbent = Incumbent();
+  input.elapsed_wall_s = ElapsedWall();
+  input.interrupts = deps_.interrupts ? deps_.interrupts->load() : 0;
+  input.in_flight = static_cast<int>(flows_.size());
+  std::string reason = CheckStop(input, config_);
+  *kind = input.interrupts > 0                        ? StopKind::kInterrupted
+          : reason.rfind("reached stop.target", 0) == 0 ? StopKind::kTarget
+          : reason.rfind("circuit breaker", 0) == 0     ? StopKind::kCircuitBreaker
+                                                        : StopKind::kRule;
+  return reason;
+}
+
+bool Engine::StartExperiment(std::string* err) {
+  const Experiment* incumbent = Incumbent();
+  Experiment exp;
+  exp.session_id = session_id_;
+  exp.phase = Phase::kProposing;
+  exp.baseline = incumbent == nullptr;
+  exp.parent_commit = IncumbentCommit();
+  exp.proposer = exp.baseline ? "baseline" : deps_.proposer->kind();
+  exp.started_at = deps_.clock->WallSeconds();
+  // The lowest free worker slot.
+  std::vector<bool> busy(static_cast<size_t>(std::max(1, config_.workers)), false);
+  for (const auto& [id, flow] : flows_)
+    if (flow->exp().worker < static_cast<int>(busy.size())) busy[flow->exp().worker] = true;
+  exp.worker = static_cast<int>(std::find(busy.begin(), busy.end(), false) - busy.begin());
+  if (!sandbox_.use)
+    exp.warnings.push_back("ran without the sandbox ([sandbox] required = false: " +
+                           deps_.sandbox_why + ")");
+  if (!deps_.ledger->InsertExperiment(&exp, err)) return false;
+  exp.log_path = ".ratchet/runs/" + std::to_string(exp.id) + "/run.log";
+  if (!Write(exp, err)) return false;
+  if (deps_.reporter) deps_.reporter->OnPhase(exp);
+  auto flow = std::make_unique<ExperimentFlow>(this, exp);
+  ExperimentFlow* raw = flow.get();
+  flows_[exp.id] = std::move(flow);
+  return raw->Start(err) && Retire(raw, err);
+}
+
+ProposalRequest Engine::MakeRequest(ExperimentFlow* flow) {
+  ProposalRequest request;
+  request.experiment_id = flow->exp().id;
+  request.worktree = flow->paths().copy;
+  request.run_dir = flow->paths().run_dir;
+  request.config = &config_;
+  request.history = &history_;
+  request.incumbent = Incumbent();
+  request.seed = config_.seed * 1000003ull + static_cast<uint64_t>(flow->exp().id);
+  request.cancel = deps_.cancel;
+  request.sandbox = ProposerSandbox(config_, flow->paths(), sandbox_);
+  MakeHome(request.sandbox.home);
+  return request;
+}
+
+bool Engine::ServeProposals(std::string* err) {
+  for (auto& [id, flow] : flows_) {
+    if (!flow->wants_proposal()) continue;
+    ProposalRequest request = MakeRequest(flow.get());
+    if (deps_.hooks) {
+      Guidance guidance = deps_.hooks->BeforePropose(View(id));
+      request.guidance = guidance.text;
+      request.search_hints_json = guidance.search_hints_json;
+    }
+    // steering: the user's notes (`ratchet note`) reach every later proposal.
+    if (deps_.steering)
+      for (std::string& line : deps_.steering->Guidance()) request.guidance.push_back(line);
+    std::vector<Experiment> in_flight;
+    for (const auto& [other_id, other] : flows_)
+      if (other_id != id) in_flight.push_back(other->exp());
+    flow->proposal_started();
+    const bool threaded = deps_.proposer->concurrent() && config_.workers > 1;
+    proposals_->Start(id, request, history_, in_flight, threaded);
+  }
+  for (ProposalPool::Done& done : proposals_->TakeFinished()) {
+    auto it = flows_.find(done.experiment_id);
+    if (it == flows_.end()) continue;
+    ExperimentFlow* flow = it->second.get();
+    if (deps_.hooks)
+      for (const std::string& name : deps_.hooks->TakeTouched())
+        const_cast<Experiment&>(flow->exp()).mechanisms.push_back(name);
+    if (!flow->OnProposal(done.proposal, done.seconds, err) || !Retire(flow, err)) return false;
+  }
+  return true;
+}
+
+void Engine::MakeHome(const std::string& home) {
+  // Scratch homes live under the loop's .ratchet/runs/<id>/home/.
+  const std::string& root = deps_.workspace->root();
+  std::string err;
+  if (home.rfind(root + "/", 0) == 0 &&
+      !deps_.workspace->MakeDirs(home.substr(root.size() + 1), &err))
+    Note("cannot make the scratch home " + home + ": " + err);
+}
+
+StepRunner::StepId Engine::StartStep(ExperimentFlow* flow, const RunSpec& spec) {
+  MakeHome(spec.sandbox.home);
+  StepRunner::StepId id = deps_.steps->Start(spec);
+  step_owner_[id] = flow->exp().id;
+  return id;
+}
+
+void Engine::StartConnected(ExperimentFlow* flow, const RunSpec& verifier,
+                            const std::vector<RunSpec>& servers, StepRunner::StepId* verifier_id,
+                            std::vector<StepRunner::StepId>* server_ids) {
+  MakeHome(verifier.sandbox.home);
+  for (const RunSpec& server : servers) MakeHome(server.sandbox.home);
+  deps_.steps->StartConnected(verifier, servers, verifier_id, server_ids);
+  step_owner_[*verifier_id] = flow->exp().id;
+  for (StepRunner::StepId id : *server_ids) step_owner_[id] = flow->exp().id;
+}
+
+bool Engine::Dispatch(StepRunner::StepId id, const RunResult& result, std::string* err) {
+  auto owner = step_owner_.find(id);
+  if (owner == step_owner_.end()) return true;  // a step of a flow that is over
+  const int experiment_id = owner->second;
+  step_owner_.erase(owner);
+  auto it = flows_.find(experiment_id);
+  if (it == flows_.end()) return true;
+  return it->second->OnStep(id, result, err) && Retire(it->second.get(), err);
+}
+
+bool Engine::Retire(ExperimentFlow* flow, std::string* err) {
+  (void)err;
+  if (!flow->done()) return true;
+  const int id = flow->exp().id;
+  for (auto it = step_owner_.begin(); it != step_owner_.end();) {
+    if (it->second == id) {
+      deps_.steps->Cancel(it->first);  // the other half of a pair that failed first
+      it = step_owner_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  flows_.erase(id);
+  return true;
+}
+
+void Engine::CancelAll() {
+  for (const auto& [step, owner] : step_owner_) deps_.steps->Cancel(step);
+}
+
+bool Engine::Record(const Experiment& exp, std::string* err) {
+  const Experiment* before = Incumbent();
+  std::optional<Experiment> previous;
+  if (before) previous = *before;
+  auto at = std::lower_bound(history_.begin(), history_.end(), exp.id,
+                             [](const Experiment& e, int id) { return e.id < id; });
+  history_.insert(at, exp);
+  if (exp.status == Status::kKeep) incumbent_id_ = exp.id;
+
+  if (deps_.hooks) {
+    LoopView view = View();
+    deps_.hooks->OnResult(view, exp);
+    if (deps_.outer) deps_.outer->AfterExperiment(view, deps_.hooks, events_.get());
+    std::vector<std::string> touched = deps_.hooks->TakeTouched();
+    Experiment* stored = nullptr;
+    for (Experiment& e : history_)
+      if (e.id == exp.id) stored = &e;
+    bool more = false;
+    for (const std::string& name : touched) {
+      if (std::find(stored->mechanisms.begin(), stored->mechanisms.end(), name) ==
+          stored->mechanisms.end()) {
+        stored->mechanisms.push_back(name);
+        more = true;
+      }
+    }
+    if (more && !Write(*stored, err)) return false;
+    for (const auto& [key, calls] : deps_.hooks->TakeCounts())
+      if (!deps_.ledger->AddMechanismCalls(key.first, key.second, calls, err)) return false;
+  }
+  AppendNotes(exp, previous ? &*previous : nullptr);
+  if (deps_.reporter) deps_.reporter->OnFinished(exp, Incumbent());
+
+  if (exp.baseline && exp.status != Status::kKeep && stop_reason_.empty()) {
+    stop_kind_ = exp.status == Status::kInterrupted ? StopKind::kInterrupted
+                                                    : StopKind::kBaselineFailed;
+    stop_reason_ = exp.status == Status::kInterrupted
+                       ? "stopped by the user (Ctrl-C)"
+                       : std::string("the baseline failed (") + StatusName(exp.status) + ": " +
+                             exp.reason + "); fix the workload, then run again";
+  }
+  if (exp.status == Status::kOutOfScope && stop_reason_.empty()) {
+    // A protected file of the loop directory itself changed: git cannot
+    // restore an ignored one (prepared data), and every later experiment
+    // would fail the same way.
+    std::string problem;
+    if (!CheckTrusted(&problem, err)) return false;
+    if (!problem.empty()) {
+      stop_kind_ = StopKind::kCircuitBreaker;
+      stop_reason_ = problem + " and git cannot restore it (it is not tracked); restore it "
+                     "(e.g. prepare the data again), then run again";
+    }
+  }
+  if (exp.status == Status::kInterrupted && stop_reason_.empty()) {
+    stop_kind_ = StopKind::kInterrupted;
+    stop_reason_ = "stopped by the user (Ctrl-C twice)";
+  }
+  return true;
+}
+
+void Engine::AppendNotes(const Experiment& exp, const Experiment* before) {
+  // A short factual line per experiment: the memory a fresh agent resumes from.
+  std::string line = "- #" + std::to_string(exp.id) + " " + StatusName(exp.status);
+  if (exp.metric) line += " " + config_.metric_name + "=" + FormatMetric(*exp.metric);
+  if (before && before->metric) line += " (best was " + FormatMetric(*before->metric) + ")";
+  line += ": " + (exp.description.empty() ? std::string("(no description)") : exp.description);
+  if (exp.status != Status::kKeep && !exp.reason.empty()) line += " -- " + exp.reason;
+  std::string err;
+  if (!deps_.workspace->AppendFile(".ratchet/notes.md", line + "\n", &err))
+    Note("could not append to .ratchet/notes.md: " + err);
+}
+
+bool Engine::Run(StopSummary* summary, std::string* err) {
+  if (!Load(err) || !Recover(err) || !StartLoop(err) || !Prepare(err)) return false;
+  proposals_ = std::make_unique<ProposalPool>(deps_.proposer, deps_.steps, deps_.clock);
 
   Session session;
   session.pid = deps_.pid;
@@ -250,32 +631,65 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
   if (!deps_.ledger->BeginSession(session, &session_id_, err)) return false;
   session_started_mono_ = deps_.clock->MonotonicSeconds();
   if (deps_.reporter) deps_.reporter->OnSessionStart(session_id_);
-  LedgerEvents events(deps_.ledger, deps_.clock, deps_.reporter);
-  events.Record(0, "session_start",
-                nlohmann::json{{"session", session_id_}, {"pid", deps_.pid}}.dump());
+  events_ = std::make_unique<LedgerEvents>(deps_.ledger, deps_.clock, deps_.reporter);
+  events_->Record(0, "session_start",
+                  nlohmann::json{{"session", session_id_}, {"pid", deps_.pid}}.dump());
 
   std::string reason;
+  StopKind kind = StopKind::kRule;
+  bool cancelled = false;
+  auto fail = [&](const std::string& why) {
+    std::string ignored;
+    CancelAll();
+    proposals_->JoinAll();
+    deps_.ledger->EndSession(session_id_, deps_.clock->WallSeconds(), "error: " + why, &ignored);
+    return false;
+  };
   while (true) {
-    StopInput input;
-    input.history = &history_;
-    input.incumbent = Incumbent();
-    input.elapsed_wall_s = ElapsedWall();
-    input.interrupts = deps_.interrupts ? deps_.interrupts->load() : 0;
-    reason = stop_reason_.empty() ? CheckStop(input, config_) : stop_reason_;
-    if (!reason.empty()) break;
-    if (!RunOne(&events, err)) {
-      reason = "error: " + *err;
-      deps_.ledger->EndSession(session_id_, deps_.clock->WallSeconds(), reason, err);
-      return false;
+    if (CancelRequested() && !cancelled) {
+      cancelled = true;
+      CancelAll();
+      for (auto it = flows_.begin(); it != flows_.end();) {
+        ExperimentFlow* flow = (it++)->second.get();
+        if (!flow->Interrupt(err) || !Retire(flow, err)) return fail(*err);
+      }
     }
+    reason = CheckStopRules(&kind);
+    // steering: `ratchet pause` starts nothing new; what is in flight goes on.
+    const bool paused = reason.empty() && deps_.steering &&
+                        deps_.steering->Paused([this](const std::string& line) { Note(line); });
+    // Until the baseline is kept there is nothing to propose from: it runs alone.
+    while (reason.empty() && !cancelled && !paused &&
+           static_cast<int>(flows_.size()) < std::max(1, config_.workers) &&
+           (Incumbent() != nullptr || flows_.empty())) {
+      if (!StartExperiment(err)) return fail(*err);
+      reason = CheckStopRules(&kind);
+    }
+    if (!ServeProposals(err)) return fail(*err);
+    if (flows_.empty() && !paused) {
+      reason = CheckStopRules(&kind);  // what the experiments just finished changed
+      if (!reason.empty() || cancelled) break;
+      continue;
+    }
+    StepRunner::StepId id = 0;
+    RunResult result;
+    const double wait =
+        paused || proposals_->running() > 0 || deps_.steps->Running() > 0 ? kWaitSlice : 0;
+    if (deps_.steps->Wait(wait, &id, &result) && !Dispatch(id, result, err)) return fail(*err);
   }
+  if (cancelled && reason.empty()) {
+    reason = "stopped by the user (Ctrl-C twice)";
+    kind = StopKind::kInterrupted;
+  }
+  proposals_->JoinAll();
 
   if (!deps_.ledger->EndSession(session_id_, deps_.clock->WallSeconds(), reason, err))
     return false;
-  events.Record(0, "stop", nlohmann::json{{"reason", reason}}.dump());
+  events_->Record(0, "stop", nlohmann::json{{"reason", reason}}.dump());
   if (deps_.reporter) deps_.reporter->OnStop(reason);
 
   summary->reason = reason;
+  summary->kind = kind;
   summary->experiments = static_cast<int>(history_.size());
   for (const Experiment& e : history_) ++summary->counts[e.status];
   if (const Experiment* best = Incumbent()) summary->best = *best;

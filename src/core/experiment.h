@@ -17,7 +17,7 @@ enum class Phase {
   kProposing,  // row exists; the proposer may be editing the tree
   kCommitted,  // candidate committed as refs/ratchet/tried/<id>
   kBuilding,   // run.build and the "before" gates
-  kRunning,    // the experiment command (and confirm repeats)
+  kRunning,    // the experiment command (and confirm repeats), with its verification
   kDecided,    // status is final; branch move or revert may still be pending
   kDone,       // side effects finished; the tree is at the incumbent
 };
@@ -60,7 +60,7 @@ struct Usage {
 struct RunRecord {
   int experiment_id = 0;
   int attempt = 1;            // 1-based
-  std::string purpose;        // "main", "baseline_repeat" or "confirm"
+  std::string purpose;        // "main", "baseline_repeat", "confirm" or "rerun"
   int exit_code = -1;
   int signal = 0;             // death by signal, 0 if none
   bool timed_out = false;
@@ -68,19 +68,31 @@ struct RunRecord {
   double cpu_s = 0;
   double peak_rss_mb = 0;
   std::optional<double> metric;       // the primary metric, if finite
-  std::map<std::string, double> metrics;  // every parsed metric
+  /// Every metric: from the verifier's output when the loop has [verify],
+  /// else from the run's; plus run.wall_s, run.cpu_s and run.peak_mem_mb,
+  /// measured by ratchet.
+  std::map<std::string, double> metrics;
+  /// With [verify]: what the run printed about itself (never a score).
+  std::map<std::string, double> claims;
+  std::string containment;    // how the run was held: "cgroup", "pid namespace", ...
+  bool sandboxed = false;
+  double verify_s = 0;        // wall seconds of the verification
   std::string log_path;       // relative to the loop directory
 };
 
 struct Experiment {
-  int id = 0;                 // 1-based, contiguous; 1 is the baseline
+  int id = 0;                 // 1-based, contiguous, assigned by the ledger; 1 is the baseline
   int session_id = 0;
   Phase phase = Phase::kProposing;
   Status status = Status::kNone;
   std::string reason;         // one human line: why this status
   bool baseline = false;
   std::string parent_commit;  // the incumbent it was proposed from
+  /// What the branch holds for it when kept; otherwise what ran.
   std::string candidate_commit;
+  /// What ran, when it differs from candidate_commit (a winner rebased onto
+  /// an incumbent that moved while it ran); "" otherwise.
+  std::string tried_commit;
   std::string proposer;       // proposer kind, e.g. "script", "search"
   std::string description;    // one line
   std::string hypothesis;
@@ -89,6 +101,7 @@ struct Experiment {
   double metric_stddev = 0;   // spread over its runs (0 when one run)
   int metric_n = 0;           // number of runs averaged
   std::map<std::string, double> metrics;  // all metrics (means over runs)
+  std::map<std::string, double> claims;   // with [verify]: what the run printed, means
   double started_at = 0;      // unix seconds
   double finished_at = 0;
   double propose_s = 0, build_s = 0, run_s = 0;  // wall seconds per phase
@@ -101,6 +114,10 @@ struct Experiment {
   std::string log_path;       // main run log, relative to the loop directory
   Usage usage;
   std::vector<std::string> mechanisms;  // outer-loop mechanisms that touched it
+  /// Facts the user must know that are not its status: "ran without the
+  /// sandbox", "the agent reported no usage while stop.cost_usd is set", ...
+  std::vector<std::string> warnings;
+  int worker = 0;             // the worker slot it ran in (0-based)
 };
 
 }  // namespace ratchet

@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/experiment.h"
+#include "core/runner.h"
 
 namespace ratchet {
 
@@ -38,6 +39,11 @@ struct CandidateView {
   std::string params_json;
   std::vector<std::string> files_changed;
   std::string diff;  // unified diff against the incumbent
+  std::string candidate_commit;
+  /// The candidate's working copy (absolute) and the view a mechanism that
+  /// runs a command (a reviewer) gives it: the copy read-only.
+  std::string worktree;
+  SandboxSpec sandbox;
 };
 
 struct CandidateVerdict {

@@ -2,6 +2,12 @@
 // SQLite (src/store/sqlite_ledger.h, schema in src/store/schema.sql); policy
 // tests use an in-memory fake. Every call is durable when it returns true:
 // the engine writes each transition before the side effect that follows it.
+//
+// Every write of an experiment, a run, a session or a meta value is also
+// appended to a journal whose entries are hash-chained and authenticated
+// with a key kept outside the loop directory, so a change made to the ledger
+// by anything but ratchet is detected (Verify) and the rows can be put back
+// from what ratchet itself wrote (Repair).
 #pragma once
 
 #include <map>
@@ -22,6 +28,19 @@ struct LedgerEvent {
   std::string detail_json;
 };
 
+/// What Verify found. `journal_problems`: the chain or a MAC does not hold
+/// (the journal itself was changed: nothing in it can be trusted from there
+/// on). `row_problems`: a table row differs from the journal's last entry for
+/// it, or has none (the rows were changed: Repair puts them back).
+struct LedgerCheck {
+  long long entries = 0;
+  bool authenticated = false;  // MACs were checked (the key is here)
+  std::string key_note;        // why not, when not
+  std::vector<std::string> journal_problems;
+  std::vector<std::string> row_problems;
+  bool ok() const { return journal_problems.empty() && row_problems.empty(); }
+};
+
 struct Session {
   int id = 0;
   long long pid = 0;
@@ -36,8 +55,8 @@ class Ledger {
 
   /// All experiments, ordered by id.
   virtual bool LoadExperiments(std::vector<Experiment>* out, std::string* err) = 0;
-  /// Inserts a new row; exp.id must be the next id (max + 1).
-  virtual bool InsertExperiment(const Experiment& exp, std::string* err) = 0;
+  /// Inserts a new row with the next id (max + 1), written into exp->id.
+  virtual bool InsertExperiment(Experiment* exp, std::string* err) = 0;
   /// Rewrites the row with exp.id (every column).
   virtual bool UpdateExperiment(const Experiment& exp, std::string* err) = 0;
 
@@ -64,6 +83,12 @@ class Ledger {
                                  long long calls, std::string* err) = 0;
   virtual bool LoadMechanismCalls(
       std::map<std::pair<std::string, std::string>, long long>* out, std::string* err) = 0;
+
+  /// Checks the journal's chain and MACs and every row against it.
+  virtual bool Verify(LedgerCheck* check, std::string* err) = 0;
+  /// Rewrites every row that differs from the journal's last entry for it
+  /// (only when the journal itself holds). *repaired names what was put back.
+  virtual bool Repair(std::vector<std::string>* repaired, std::string* err) = 0;
 };
 
 }  // namespace ratchet

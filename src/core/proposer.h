@@ -18,15 +18,21 @@ namespace ratchet {
 class ProcessRunner;
 class Workspace;
 class Clock;
+class SearchSpace;
 
 /// What the engine tells a proposer before each experiment.
 struct ProposalRequest {
   int experiment_id = 0;
-  std::string worktree;  // loop directory (absolute); edit files here
+  /// The experiment's working copy (absolute): the incumbent's files and
+  /// nothing else (no .git). Edit files here.
+  std::string worktree;
   std::string run_dir;   // .ratchet/runs/<id>/ (absolute) for the proposer's logs
   const LoopConfig* config = nullptr;
   /// Every experiment so far, oldest first (finished ones: phase kDone).
   const std::vector<Experiment>* history = nullptr;
+  /// Experiments in flight on other workers (description, params; no
+  /// result yet), so a proposer does not propose the same thing again.
+  const std::vector<Experiment>* in_flight = nullptr;
   /// The current best (the last kept experiment); null before the baseline.
   const Experiment* incumbent = nullptr;
   /// Guidance lines from outer-loop mechanisms (text for agents).
@@ -60,6 +66,11 @@ struct Proposal {
   /// ledger file ratchet writes to); the engine records this experiment and
   /// stops with `reason`.
   bool stop_loop = false;
+  /// Whatever the outcome: facts the user should see that do not fail the
+  /// proposal, one line each, e.g. "the agent printed no usage report, so
+  /// its spend is not counted towards stop.cost_usd: ...". (For the ledger
+  /// and `ratchet status`; agent.json has them too.)
+  std::vector<std::string> warnings;
 };
 
 class Proposer {
@@ -69,6 +80,14 @@ class Proposer {
   virtual std::string kind() const = 0;
   /// Edits the working tree (which is at the incumbent) to make a candidate.
   virtual Proposal Propose(const ProposalRequest& request) = 0;
+  /// True when Propose may run on several threads at once, each for its own
+  /// request (a proposer that only starts a process). False: the engine calls
+  /// it on its own thread, one at a time (fast, in-process proposers).
+  virtual bool concurrent() const { return false; }
+  /// The space of a proposer that searches over named values (the built-in
+  /// search), for the outer loop's mechanisms; null for others.
+  virtual const SearchSpace* search_space() const { return nullptr; }
+  virtual uint64_t search_seed() const { return 0; }
   /// Writes `params_json` into the tree in place of the current candidate
   /// (an outer-loop mechanism rewrote the proposal). Proposers without
   /// parameters return false and the rewrite is refused.

@@ -80,6 +80,10 @@ struct RunSpec {
   /// was stopped, ...).
   double timeout_s = 0;
   double grace_s = 5;
+  /// The signal sent first at the deadline or on cancel: SIGTERM, or SIGINT
+  /// (2) for an agent CLI that prints its usage report when interrupted, as
+  /// on Ctrl-C. SIGKILL follows grace_s later either way.
+  int stop_signal = 15;
   /// stdout and stderr, interleaved, are written here (created, truncated).
   /// Empty: output is not written to a file.
   std::string log_path;
@@ -176,10 +180,19 @@ class StepRunner {
   /// Starts a step (the spec is copied). Never blocks on the command; a step
   /// that cannot start is reported by Wait as kFailedToStart.
   virtual StepId Start(const RunSpec& spec) = 0;
-  /// Waits up to max_wait_s (0: only what is ready) for a step to finish.
-  /// True with *id and *result when one did; false on timeout, when woken,
-  /// or when nothing is running. Enforces every running step's deadline
-  /// meanwhile, and calls on_line callbacks.
+  /// Starts a trusted `verifier` and the candidate's `servers` together,
+  /// connected by pipes made here: server k (0-based) reads on its stdin what
+  /// the verifier writes to its fd 3 + 2k, and its stdout is the verifier's
+  /// fd 4 + 2k (the server's stderr alone is its output). Every step is
+  /// reported by Wait, in any order. A server that dies makes the verifier
+  /// read EOF on its fd. Independent servers (no shared writable storage)
+  /// let a verifier ask one what it tells the other.
+  virtual void StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                              StepId* verifier_id, std::vector<StepId>* server_ids) = 0;
+  /// Waits up to max_wait_s (0: only what is ready) for a step to finish,
+  /// even when none is running (so that Wake can end the wait). True with
+  /// *id and *result when one did; false on timeout or when woken. Enforces
+  /// every running step's deadline meanwhile, and calls on_line callbacks.
   virtual bool Wait(double max_wait_s, StepId* id, RunResult* result) = 0;
   /// Stops a running step now (SIGTERM, grace, SIGKILL); Wait reports it as
   /// kCancelled. Unknown or finished ids are ignored.

@@ -8,6 +8,8 @@ namespace ratchet {
 
 std::string CheckScope(const std::vector<FileChange>& changes, const LoopConfig& config) {
   for (const FileChange& change : changes) {
+    if (!change.problem.empty())
+      return change.path + " " + change.problem + "; a candidate holds regular files only";
     if (MatchesAny(config.protected_files, change.path))
       return "changed protected file " + change.path;
     if (!MatchesAny(config.edit_files, change.path)) {

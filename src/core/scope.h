@@ -11,7 +11,8 @@
 namespace ratchet {
 
 /// "" when every change is allowed; otherwise why not (the first offence):
-/// a change outside edit.files, any change to a protected file, or the
+/// an entry that is not a regular file (FileChange::problem: a symbolic
+/// link, a fifo...), a change outside edit.files, any change to a protected file, or the
 /// deletion of a file that edit.files names literally (not by a glob).
 std::string CheckScope(const std::vector<FileChange>& changes, const LoopConfig& config);
 

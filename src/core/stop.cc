@@ -50,7 +50,7 @@ std::string Seconds(double s) {
 std::string CheckStop(const StopInput& in, const LoopConfig& c) {
   const std::vector<Experiment>& history = *in.history;
   if (in.interrupts > 0) return "stopped by the user (Ctrl-C)";
-  if (c.max_experiments && static_cast<int>(history.size()) >= *c.max_experiments)
+  if (c.max_experiments && static_cast<int>(history.size()) + in.in_flight >= *c.max_experiments)
     return "reached stop.max_experiments (" + std::to_string(*c.max_experiments) + ")";
   if (c.target && in.incumbent && in.incumbent->metric &&
       !c.Better(*c.target, *in.incumbent->metric))

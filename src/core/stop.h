@@ -14,6 +14,7 @@ struct StopInput {
   const Experiment* incumbent = nullptr;             // null before a baseline is kept
   double elapsed_wall_s = 0;  // loop wall-clock so far, all sessions together
   int interrupts = 0;         // Ctrl-C presses
+  int in_flight = 0;          // experiments started and not finished (they count too)
 };
 
 /// "" to go on; otherwise why the loop stops, as one line.

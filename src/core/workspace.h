@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ class Workspace {
                           std::string* err) = 0;
   virtual bool MakeDirs(const std::string& rel_path, std::string* err) = 0;
   virtual bool Exists(const std::string& rel_path) = 0;
+  /// Removes a file or a whole folder (not following links), making folders a
+  /// step made unwritable writable first. A path that does not exist is fine.
+  virtual bool RemoveAll(const std::string& rel_path, std::string* err) = 0;
+  /// The same file system rooted at root()/rel_path (a working copy), for
+  /// proposers that edit files; `rel_path` must be a folder.
+  virtual std::unique_ptr<Workspace> Subtree(const std::string& rel_path) = 0;
 };
 
 }  // namespace ratchet

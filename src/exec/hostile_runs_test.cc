@@ -78,6 +78,20 @@ TEST_P(HostileRunTest, SigtermComesFirstAndEndsAPoliteRun) {
   EXPECT_LT(r.wall_s, 5);  // did not wait for the grace period
 }
 
+TEST_P(HostileRunTest, StopSignalCanBeSigint) {
+  // An agent CLI prints its report on SIGINT (as on Ctrl-C), not on SIGTERM.
+  RunSpec spec = Shell("trap 'echo got-int; exit 3' INT; trap 'echo got-term; exit 4' TERM; "
+                       "echo $$ >> " + pids_ + "; sleep 30 & echo $! >> " + pids_ + "; wait");
+  spec.timeout_s = 0.3;
+  spec.grace_s = 10;
+  spec.stop_signal = SIGINT;
+  RunResult r = RunAndCheck(spec, 2);
+  EXPECT_EQ(r.end, End::kTimedOut);
+  EXPECT_NE(r.tail.find("got-int"), std::string::npos) << r.tail;
+  EXPECT_EQ(r.tail.find("got-term"), std::string::npos) << r.tail;
+  EXPECT_LT(r.wall_s, 5);  // the background sleep ignores SIGINT; it was killed all the same
+}
+
 TEST_P(HostileRunTest, ZeroGraceKillsAtOnce) {
   RunSpec spec = Shell("trap '' TERM; echo $$ >> " + pids_ + "; sleep 30");
   spec.timeout_s = 0.2;
@@ -225,11 +239,13 @@ TEST_P(HostileRunTest, NothingOutlivesAKilledRatchet) {
 
 TEST_P(HostileRunTest, ASupervisorKilledFromOutsideIsReported) {
   // Nothing should kill the supervisor, but if something does, the command
-  // dies with it (parent-death signal) and the result says what happened.
-  RunSpec spec = Shell("echo $$ >> " + pids_ + "; exec sleep 30");
+  // dies with it (parent-death signal), the result says what happened, and
+  // with a cgroup even a process that left the group is killed.
+  RunSpec spec = Shell("setsid sleep 30 & echo $! >> " + pids_ + "; echo $$ >> " + pids_ +
+                       "; exec sleep 30");
   RunResult r;
   std::thread run([&] { r = Runner().Run(spec); });
-  ASSERT_TRUE(testing::WaitFor([&] { return ReadPids(pids_).size() == 1; }, 10));
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadPids(pids_).size() == 2; }, 10));
   std::vector<pid_t> supervisors = OwnChildren();
   ASSERT_EQ(supervisors.size(), 1u);
   kill(supervisors[0], SIGKILL);
@@ -238,8 +254,26 @@ TEST_P(HostileRunTest, ASupervisorKilledFromOutsideIsReported) {
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_NE(r.error.find("the run supervisor died unexpectedly"), std::string::npos) << r.error;
   std::vector<pid_t> pids = ReadPids(pids_);
+  if (r.containment == "cgroup") {
+    EXPECT_NE(r.error.find("killed through its cgroup"), std::string::npos) << r.error;
+  } else {
+    EXPECT_EQ(r.containment, "supervisor");
+    kill(pids[0], SIGKILL);  // the escaped one may live on: the documented weak spot
+  }
   EXPECT_TRUE(testing::WaitFor([&] { return Survivors(pids).empty(); }, 5))
       << "still alive: " << Survivors(pids);
+}
+
+TEST_P(HostileRunTest, AStoppedSupervisorIsKilledAfterTheDeadline) {
+  // The run stops its own supervisor: ratchet's thread kills the run at the
+  // deadline all the same, and the supervisor a second later.
+  RunSpec spec = Shell("kill -STOP $PPID; setsid sleep 30 & echo $! >> " + pids_ + "; echo $$ >> " +
+                       pids_ + "; sleep 30");
+  spec.timeout_s = 0.5;
+  spec.grace_s = 0.2;
+  RunResult r = RunAndCheck(spec, 2);
+  EXPECT_EQ(r.end, End::kTimedOut);
+  EXPECT_LT(r.wall_s, 0.5 + 0.2 + 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Supervisor, HostileRunTest, ::testing::Values(true, false),

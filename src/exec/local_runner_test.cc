@@ -3,6 +3,7 @@
 // cases (timeouts, escapes, endless output) are in hostile_runs_test.cc.
 #include "exec/local_runner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/cgroup.h"
 #include "exec/supervisor_process.h"
 #include "exec/system_clock.h"
 #include "exec/test_util.h"
@@ -323,6 +325,60 @@ TEST(LocalRunnerTest, NoOpReturnsFast) {
   std::sort(runs.begin(), runs.end());
   std::sort(spawns.begin(), spawns.end());
   EXPECT_LT(runs[runs.size() / 2], 2 * spawns[spawns.size() / 2] + 0.005);
+}
+
+TEST(LocalRunnerTest, ContainmentIsACgroupWhereTheMachineAllows) {
+  RunSpec spec = Shell("cat /proc/self/cgroup");
+  RunResult r = RunIt(spec);
+  ASSERT_TRUE(r.ok()) << r.Describe();
+  const CgroupPlaces& places = ProbeCgroupPlaces();
+  if (places.v2.empty()) {
+    EXPECT_EQ(r.containment, "supervisor") << places.why_not_v2;
+  } else {
+    EXPECT_EQ(r.containment, "cgroup");
+    // The command was in its step's cgroup from its first instruction.
+    std::string v2_line = r.tail.substr(r.tail.find("0::"));
+    EXPECT_NE(v2_line.find("/ratchet-" + std::to_string(getpid()) + "/step-"), std::string::npos)
+        << r.tail;
+  }
+  r = LocalProcessRunner(LocalRunnerOptions{.cgroups = false}).Run(spec);
+  EXPECT_EQ(r.containment, "supervisor");
+  EXPECT_EQ(r.tail.find("/ratchet-"), std::string::npos) << r.tail;
+}
+
+TEST(LocalRunnerTest, AProcessLimitWithoutACgroupIsNotEnforcedAndSaysSo) {
+  RunSpec spec = Shell("true");
+  spec.limits.pids = 10;
+  RunResult r = LocalProcessRunner(LocalRunnerOptions{.cgroups = false}).Run(spec);
+  EXPECT_TRUE(r.ok()) << r.Describe();
+  EXPECT_FALSE(r.limits_enforced);
+  EXPECT_NE(r.error.find("the process limit is not enforced here"), std::string::npos) << r.error;
+  // The memory limit falls back to sampling the tree: still enforced.
+  spec = Shell(std::string(TestChild()) + " mem 300 10");
+  spec.limits.memory_bytes = 32 << 20;
+  r = LocalProcessRunner(LocalRunnerOptions{.cgroups = false}).Run(spec);
+  EXPECT_EQ(r.end, End::kLimit) << r.Describe();
+  EXPECT_EQ(r.limit, RunResult::Limit::kMemory);
+  EXPECT_TRUE(r.limits_enforced);
+  EXPECT_EQ(r.Describe(), "memory limit exceeded");
+  EXPECT_LT(r.wall_s, 8);
+}
+
+TEST(LocalRunnerTest, DescriptorsReplaceStdoutAndKeepTheirNumbers) {
+  TempDir dir;
+  int out = open(dir.File("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // no O_CLOEXEC
+  int extra = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(out, 0);
+  RunSpec spec;
+  spec.argv = {TestChild(), "fds"};
+  spec.fds = {{1, out}, {7, extra}};
+  RunResult r = RunIt(spec);
+  close(out);
+  close(extra);
+  ASSERT_TRUE(r.ok()) << r.Describe() << r.error;
+  EXPECT_EQ(r.tail, "");  // stdout went to the file; stderr alone is captured
+  // Exactly 0-2 and 7: neither the sources nor anything else leaked.
+  EXPECT_EQ(ReadFile(dir.File("out")), "0 1 2 7\n");
 }
 
 TEST(LocalRunnerTest, DoesNotWaitForOrKillProcessesItDidNotStart) {

@@ -233,6 +233,8 @@ int ListDescendants(pid_t root, pid_t* out, int cap, bool* truncated, ProcWalk w
   return list.size();
 }
 
+pid_t ParentOf(pid_t pid) { return static_cast<pid_t>(ReadParent(pid)); }
+
 bool ReadProcMemory(pid_t pid, ProcMemory* mem) {
   PathBuf path;
   path.Add("/proc/").Add(static_cast<long>(pid)).Add("/status");

@@ -26,6 +26,10 @@ enum class ProcWalk {
 int ListDescendants(pid_t root, pid_t* out, int cap, bool* truncated = nullptr,
                     ProcWalk walk = ProcWalk::kAuto);
 
+/// The parent of `pid` (from /proc/<pid>/stat); -1 when it is gone.
+/// Async-signal-safe.
+pid_t ParentOf(pid_t pid);
+
 /// Resident memory of one process, from /proc/<pid>/status, in KiB.
 struct ProcMemory {
   uint64_t rss_kb = 0;  // VmRSS: now

@@ -10,7 +10,14 @@ namespace ratchet {
 namespace {
 
 // errno of running `path` (0 if it can be run), checked the way execve would.
-int CheckRunnable(const std::string& path) {
+int CheckRunnable(const std::string& path_in,
+                  const std::function<std::string(const std::string&)>& to_host) {
+  std::string path = path_in;
+  if (to_host) {
+    if (!path.starts_with('/')) return ENOENT;  // relative to an unknown directory
+    path = to_host(path);
+    if (path.empty()) return ENOENT;
+  }
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return errno;
   if (!S_ISREG(st.st_mode)) return EACCES;
@@ -26,14 +33,15 @@ std::string Join(const std::string& dir, const std::string& name) {
 }  // namespace
 
 bool FindProgram(const std::string& name, const std::string& path_env, const std::string& cwd,
-                 std::string* found, std::string* err) {
+                 std::string* found, std::string* err,
+                 const std::function<std::string(const std::string&)>& to_host) {
   auto fail = [&](int e) {
     *err = "cannot run '" + name + "': " + std::strerror(e);
     return false;
   };
   if (name.empty()) return fail(ENOENT);
   if (name.find('/') != std::string::npos) {
-    if (int e = CheckRunnable(Join(cwd, name))) return fail(e);
+    if (int e = CheckRunnable(Join(cwd, name), to_host)) return fail(e);
     *found = name;  // execve resolves it after the chdir
     return true;
   }
@@ -46,7 +54,7 @@ bool FindProgram(const std::string& name, const std::string& path_env, const std
     size_t end = path.find(':', begin);
     std::string dir = path.substr(begin, end == std::string::npos ? end : end - begin);
     std::string candidate = Join(dir.empty() ? "." : dir, name);
-    int e = CheckRunnable(Join(cwd, candidate));
+    int e = CheckRunnable(Join(cwd, candidate), to_host);
     if (e == 0) {
       *found = candidate;
       return true;

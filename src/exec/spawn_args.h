@@ -3,6 +3,7 @@
 // path, the environment, and C arrays for execve.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,8 +14,11 @@ namespace ratchet {
 /// '/' is used as is (relative to cwd, the directory the command will run in;
 /// empty: ours); any other is searched in path_env ("" means "/bin:/usr/bin").
 /// On failure fills *err like "cannot run 'foo': No such file or directory".
+/// to_host, when given, maps a path as the command will see it to the host
+/// file to check ("" when there is none): for a command run in a sandbox.
 bool FindProgram(const std::string& name, const std::string& path_env, const std::string& cwd,
-                 std::string* found, std::string* err);
+                 std::string* found, std::string* err,
+                 const std::function<std::string(const std::string&)>& to_host = {});
 
 /// `base` (a NULL-terminated "KEY=VALUE" array such as environ) with `add`
 /// applied: a key already there gets the new value, a new key is appended.

@@ -17,8 +17,10 @@
 // (proc_tree.h). The supervisor reaps everything (waitpid(-1) is safe there:
 // all its children are the run's), and when the command's first process (the
 // leader) exits it kills and reaps whatever is left, then reports and exits.
-// (A cgroup per run would be exact too, with cgroup.kill, but needs a
-// delegated cgroup v2 hierarchy, which containers and CI machines often lack.)
+// Where the machine allows, each run also has a cgroup (cgroup.h), which the
+// command joins before it execs: then ratchet kills the run through the
+// kernel (cgroup.kill) and the supervisor is only the reaper; it remains the
+// containment where there is no cgroup and no sandbox pid namespace.
 //
 // The supervisor is ratchet's code without an exec (there is no helper binary
 // to find), running in a clone that shares ratchet's memory or in a fork of a
@@ -33,6 +35,11 @@
 
 namespace ratchet {
 
+/// At most this many extra descriptors (RunSpec::fds, the sandbox's status
+/// pipe) and cgroup.procs files per run.
+inline constexpr int kMaxPlanFds = 32;
+inline constexpr int kMaxCgroupFds = 4;
+
 struct SupervisorPlan {
   const char* path = nullptr;  // the program to execve (already looked up in PATH)
   char* const* argv = nullptr;
@@ -42,6 +49,25 @@ struct SupervisorPlan {
   int output_fd = -1;         // becomes fds 1 and 2 of the command
   int status_fd = -1;         // supervisor -> ratchet: SupervisorMessage records
   int control_fd = -1;        // ratchet -> supervisor: control bytes below; EOF kills the run
+  /// Extra descriptors: fd_from[i] (open in ratchet) becomes fd_to[i] in the
+  /// command; a target of 0 or 1 (or 2) replaces stdin or stdout (stderr).
+  int fd_from[kMaxPlanFds] = {};
+  int fd_to[kMaxPlanFds] = {};
+  int n_fds = 0;
+  /// cgroup.procs files the command writes "0" to, before anything else, so
+  /// that it is in the step's cgroups before it can fork (cgroup.h).
+  int cgroup_procs[kMaxCgroupFds] = {};
+  int n_cgroup_procs = 0;
+  /// The cgroup2 folder of the step, whose cgroup.procs is cgroup_procs[0]:
+  /// where the kernel can, the command is born in it (clone3 with
+  /// CLONE_INTO_CGROUP, x86-64) and that first write is skipped. -1: none.
+  int cgroup_dir = -1;
+  /// RLIMIT_FSIZE of the command; 0: unchanged.
+  uint64_t file_size_limit = 0;
+  /// The command is bubblewrap with a pid namespace: its first two levels
+  /// (bwrap and the namespace's init) are not sent SIGTERM, which would end
+  /// the namespace at once; they die with the command, or by SIGKILL.
+  bool sandbox_layers = false;
   /// Signals ratchet ignores (bit n-1 for signal n): they would stay ignored
   /// across execve, so the command resets them. All ones: reset every signal.
   uint64_t ignored_signals = ~0ull;
@@ -49,6 +75,7 @@ struct SupervisorPlan {
 
 /// Control bytes ratchet writes to control_fd.
 inline constexpr char kControlTerminate = 'T';  // SIGTERM to every process of the run
+inline constexpr char kControlInterrupt = 'I';  // SIGINT to every process of the run
 inline constexpr char kControlKill = 'K';       // SIGKILL to every process, then finish
 
 /// What the supervisor writes to status_fd: first kStarted, then kDone just
@@ -56,7 +83,15 @@ inline constexpr char kControlKill = 'K';       // SIGKILL to every process, the
 /// it arrives whole.
 struct SupervisorMessage {
   enum Kind : int32_t { kStarted = 1, kDone = 2 };
-  enum Stage : int32_t { kNoError = 0, kStageSpawn, kStageChdir, kStageExec };
+  enum Stage : int32_t {
+    kNoError = 0,
+    kStageSpawn,
+    kStageChdir,
+    kStageExec,
+    kStageCgroup,  // joining the step's cgroup
+    kStageFds,     // dup2 of the descriptors
+    kStageLimit,   // setrlimit
+  };
   int32_t kind = 0;
   int32_t leader_pid = 0;     // kStarted
   int32_t error_stage = 0;    // kStarted: where starting the command failed

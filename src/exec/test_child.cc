@@ -7,11 +7,20 @@
 //   pgid              print "<pid> <pgid> <sid>"
 //   escape PIDFILE    fork a child that leaves the process group (setpgid)
 //                     and sleeps 30 s; append its pid to PIDFILE and exit
+//   connect IP PORT   open a TCP connection; print "connected" (exit 0) or
+//                     "cannot connect: <why>" (exit 1)
+//   write PATH BYTES  write BYTES zero bytes to PATH; print "wrote" (exit 0)
+//                     or "cannot write: <why>" (exit 1)
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,6 +96,35 @@ int main(int argc, char** argv) {
     FILE* f = std::fopen(argv[2], "a");
     std::fprintf(f, "%d\n", child);
     std::fclose(f);
+    return 0;
+  }
+  if (mode == "connect" && argc == 4) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(argv[3])));
+    inet_pton(AF_INET, argv[2], &addr.sin_addr);
+    if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      std::printf("cannot connect: %s\n", std::strerror(errno));
+      return 1;
+    }
+    std::printf("connected\n");
+    return 0;
+  }
+  if (mode == "write" && argc == 4) {
+    int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    size_t left = std::strtoull(argv[3], nullptr, 10);
+    static char zeros[1 << 16];
+    while (fd >= 0 && left > 0) {
+      ssize_t w = write(fd, zeros, std::min(left, sizeof zeros));
+      if (w <= 0) break;
+      left -= static_cast<size_t>(w);
+    }
+    if (fd < 0 || left > 0) {
+      std::printf("cannot write: %s\n", std::strerror(errno));
+      return 1;
+    }
+    std::printf("wrote\n");
     return 0;
   }
   std::fprintf(stderr, "exec_test_child: bad arguments\n");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -45,10 +47,10 @@ class AgentLoopTest : public ::testing::Test {
         agents.pop_front();
         return agent(spec);
       }
-      clock.Advance(10);
-      double x = std::stod(repo.worktree.at("x.txt"));
-      return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n");
+      double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+      return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n", 10);
     };
+    steps.handler = runner.handler;
   }
 
   LoopConfig Config(const std::string& extra = "") {
@@ -65,6 +67,8 @@ goal = "min"
 command = "sh run.sh"
 budget = "10s"
 timeout = "30s"
+[sandbox]
+required = false
 [propose]
 kind = "agent"
 [propose.agent]
@@ -85,7 +89,7 @@ timeout = "30s"
     EXPECT_TRUE(proposer) << err;
     EngineDeps d;
     d.clock = &clock;
-    d.runner = &runner;
+    d.steps = &steps;
     d.repo = &repo;
     d.workspace = &workspace;
     d.ledger = &ledger;
@@ -99,8 +103,8 @@ timeout = "30s"
 
   // Queues an agent that sets x.txt and reports `cost`.
   void AgentSets(int x, double cost = 0.1) {
-    agents.push_back([this, x, cost](const RunSpec&) {
-      repo.worktree["x.txt"] = std::to_string(x);
+    agents.push_back([this, x, cost](const RunSpec& spec) {
+      repo.copies[spec.cwd]["x.txt"] = std::to_string(x);
       return Exited(0, Report("Set x.\\nDESCRIPTION: set x to " + std::to_string(x), cost));
     });
   }
@@ -108,10 +112,23 @@ timeout = "30s"
 
   const Experiment& Exp(int id) { return ledger.experiments.at(id - 1); }
 
+  // Experiment `id` of the fake loop in /loop, for a proposer called directly.
+  static ProposalRequest Request(int id, const LoopConfig& config,
+                                 const std::vector<Experiment>& history) {
+    ProposalRequest r;
+    r.experiment_id = id;
+    r.worktree = "/loop";
+    r.run_dir = "/loop/.ratchet/runs/" + std::to_string(id);
+    r.config = &config;
+    r.history = &history;
+    return r;
+  }
+
   FakeClock clock;
   FakeRepo repo;
   FakeWorkspace workspace;
-  FakeRunner runner;
+  FakeRunner runner;  // the proposer's processes
+  FakeStepRunner steps{&clock};  // the engine's
   FakeLedger ledger;
   std::deque<std::function<RunResult(const RunSpec&)>> agents;
   std::vector<RunSpec> agent_specs;
@@ -124,10 +141,14 @@ TEST_F(AgentLoopTest, RunsTheAgentWithThePromptAndReadsItsReport) {
   const RunSpec& spec = agent_specs[0];
   EXPECT_EQ(spec.argv, (std::vector<std::string>{"claude", "-p", "--output-format", "json",
                                                  "--model", "sonnet"}));
-  EXPECT_EQ(spec.cwd, "/loop");
+  EXPECT_EQ(spec.cwd, "/loop/.ratchet/work/2") << "the agent edits its working copy";
   EXPECT_EQ(spec.timeout_s, 30);
   EXPECT_EQ(spec.log_path, "/loop/.ratchet/runs/2/agent.log");
-  EXPECT_EQ(spec.readonly_paths, (std::vector<std::string>{"/loop/.git", "/loop/.ratchet"}));
+  // No sandbox from the engine: .git read-only, and each entry of .ratchet
+  // but the agents' homes (none exist in this fake loop).
+  EXPECT_EQ(spec.readonly_paths, (std::vector<std::string>{"/loop/.git"}));
+  EXPECT_FALSE(spec.sandbox.enabled);
+  EXPECT_EQ(spec.stop_signal, SIGINT);  // Claude Code reports when interrupted
   ASSERT_TRUE(spec.stdin_data);
   // The prompt on stdin is exactly the one kept in the run folder.
   EXPECT_EQ(*spec.stdin_data, workspace.files.at(".ratchet/runs/2/prompt.md"));
@@ -135,6 +156,7 @@ TEST_F(AgentLoopTest, RunsTheAgentWithThePromptAndReadsItsReport) {
   EXPECT_NE(spec.stdin_data->find("| 1 | keep | 36 | baseline | baseline |"), std::string::npos);
   std::map<std::string, std::string> env(spec.env.begin(), spec.env.end());
   EXPECT_EQ(env["RATCHET_PROMPT_FILE"], "/loop/.ratchet/runs/2/prompt.md");
+  EXPECT_EQ(env["HOME"], "/loop/.ratchet/homes/2");  // a scratch home of its own
 
   const Experiment& e = Exp(2);
   EXPECT_EQ(e.status, Status::kKeep);
@@ -164,12 +186,7 @@ TEST_F(AgentLoopTest, PromptFileInputAndPlaceholders) {
   auto proposer = CreateProposer("agent", config, pdeps, &err);
   ASSERT_TRUE(proposer) << err;
   std::vector<Experiment> history;
-  ProposalRequest r;
-  r.experiment_id = 3;
-  r.worktree = "/loop";
-  r.run_dir = "/loop/.ratchet/runs/3";
-  r.config = &config;
-  r.history = &history;
+  ProposalRequest r = Request(3, config, history);
   Proposal p = proposer->Propose(r);
   EXPECT_EQ(p.outcome, Proposal::Outcome::kCandidate) << p.reason;
   ASSERT_EQ(agent_specs.size(), 1u);
@@ -185,19 +202,19 @@ TEST_F(AgentLoopTest, PromptFileInputAndPlaceholders) {
 }
 
 TEST_F(AgentLoopTest, EachFailureIsRecordedAndTheLoopGoesOn) {
-  AgentDoes([this](const RunSpec&) {  // edits, then exits non-zero
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // edits, then exits non-zero
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return Exited(3, "crashed\n");
   });
-  AgentDoes([this](const RunSpec&) {  // edits, then hangs past the timeout
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // edits, then hangs past the timeout
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return TimedOut(Report("partial", 0.05));
   });
   AgentDoes([](const RunSpec&) {  // edits nothing
     return Exited(0, Report("It is already optimal.\\nDESCRIPTION: no change needed", 0.01));
   });
-  AgentDoes([this](const RunSpec&) {  // says it failed
-    repo.worktree["x.txt"] = "6";
+  AgentDoes([this](const RunSpec& spec) {  // says it failed
+    repo.copies[spec.cwd]["x.txt"] = "6";
     return Exited(0, "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}\n");
   });
   AgentDoes([](const RunSpec&) {  // not installed
@@ -206,14 +223,14 @@ TEST_F(AgentLoopTest, EachFailureIsRecordedAndTheLoopGoesOn) {
     r.error = "claude: not found in PATH";
     return r;
   });
-  AgentDoes([this](const RunSpec&) {  // edits a protected file
-    repo.worktree["run.sh"] = "echo score: 0";
+  AgentDoes([this](const RunSpec& spec) {  // edits a protected file
+    repo.copies[spec.cwd]["run.sh"] = "echo score: 0";
     return Exited(0, Report("DESCRIPTION: cheat", 0));
   });
   AgentSets(7);
   RunLoop("[stop]\nmax_experiments = 8\n");
   EXPECT_EQ(Exp(2).status, Status::kProposeFailed);
-  EXPECT_EQ(Exp(2).reason, "the agent exit 3 (log: .ratchet/runs/2/agent.log)");
+  EXPECT_EQ(Exp(2).reason, "the agent exit 3: crashed (log: .ratchet/runs/2/agent.log)");
   EXPECT_EQ(Exp(3).status, Status::kProposeFailed);
   EXPECT_NE(Exp(3).reason.find("the agent timed out"), std::string::npos) << Exp(3).reason;
   EXPECT_DOUBLE_EQ(Exp(3).usage.cost_usd, 0.05);  // what it reported before it was killed
@@ -221,7 +238,7 @@ TEST_F(AgentLoopTest, EachFailureIsRecordedAndTheLoopGoesOn) {
   EXPECT_EQ(Exp(4).reason, "the agent changed nothing; it said: no change needed");
   EXPECT_EQ(Exp(5).status, Status::kProposeFailed);
   EXPECT_EQ(Exp(5).reason,
-            "the agent reported an error (error_max_turns) (log: .ratchet/runs/5/agent.log)");
+            "the agent failed (error_max_turns; exit 0) (log: .ratchet/runs/5/agent.log)");
   EXPECT_EQ(Exp(6).status, Status::kProposeFailed);
   EXPECT_EQ(Exp(6).reason, "could not start the agent (claude): claude: not found in PATH");
   EXPECT_EQ(Exp(7).status, Status::kOutOfScope);
@@ -274,6 +291,136 @@ TEST_F(AgentLoopTest, MissingProgramIsAConfigError) {
   EXPECT_NE(err.find("program.md is not in the loop directory"), std::string::npos) << err;
 }
 
+TEST_F(AgentLoopTest, TheCliOwnErrorIsTheReason) {
+  AgentDoes([this](const RunSpec& spec) {
+    repo.copies[spec.cwd]["x.txt"] = "6";
+    return Exited(1,
+                  R"({"type":"result","subtype":"success","is_error":true,"api_error_status":529,)"
+                  R"("api_error_type":"overloaded_error","result":"API Error: 529 Overloaded",)"
+                  R"("total_cost_usd":0.01})"
+                  "\n");
+  });
+  AgentDoes([](const RunSpec&) {  // exit 0, but the report says it failed
+    return Exited(0, R"({"type":"result","subtype":"success","is_error":true,)"
+                     R"("api_error_status":401,"result":"Invalid API key"})"
+                     "\n");
+  });
+  AgentDoes([](const RunSpec&) {  // Codex: a retry, then the turn fails
+    return Exited(1, R"j({"type":"error","message":"Reconnecting... 1/5 (stream disconnected)"})j"
+                     "\n"
+                     R"({"type":"turn.failed","error":{"message":"unexpected status 429 Too Many Requests"}})"
+                     "\n");
+  });
+  AgentDoes([](const RunSpec&) {  // Claude Code retrying an outage when the timeout came
+    return TimedOut(R"({"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,)"
+                    R"("error_status":529,"error":"overloaded"})"
+                    "\n");
+  });
+  RunLoop("[stop]\nmax_experiments = 5\n");
+  EXPECT_EQ(Exp(2).reason,
+            "the agent failed: API Error: 529 Overloaded (HTTP 529 overloaded_error; exit 1) (log: "
+            ".ratchet/runs/2/agent.log)");
+  EXPECT_DOUBLE_EQ(Exp(2).usage.cost_usd, 0.01);
+  EXPECT_EQ(Exp(3).status, Status::kProposeFailed);
+  EXPECT_EQ(Exp(3).reason,
+            "the agent failed: Invalid API key (HTTP 401; exit 0) (log: .ratchet/runs/3/agent.log)");
+  EXPECT_EQ(Exp(4).reason,
+            "the agent failed: unexpected status 429 Too Many Requests (turn.failed, HTTP 429; "
+            "exit 1) (log: .ratchet/runs/4/agent.log)");
+  EXPECT_EQ(Exp(5).reason,
+            "the agent timed out after 30.0s; its API was failing: API error 529 (overloaded), "
+            "retry 3 of 10 (log: .ratchet/runs/5/agent.log)");
+}
+
+TEST_F(AgentLoopTest, ARecoveredRetryIsNotAFailure) {
+  AgentDoes([this](const RunSpec& spec) {
+    repo.copies[spec.cwd]["x.txt"] = "6";
+    return Exited(0, R"j({"type":"error","message":"Reconnecting... 1/5 (stream disconnected)"})j"
+                     "\n"
+                     R"({"type":"item.completed","item":{"type":"agent_message","text":"DESCRIPTION: x to 6"}})"
+                     "\n"
+                     R"({"type":"turn.completed","usage":{"input_tokens":900,"output_tokens":30}})"
+                     "\n");
+  });
+  RunLoop("[stop]\nmax_experiments = 2\n");
+  EXPECT_EQ(Exp(2).status, Status::kKeep) << Exp(2).reason;
+  EXPECT_EQ(Exp(2).description, "x to 6");
+  EXPECT_EQ(Exp(2).usage.input_tokens, 900);
+}
+
+TEST_F(AgentLoopTest, NoReportWithACostStopIsAWarning) {
+  AgentSets(6, 0.1);
+  AgentDoes([this](const RunSpec& spec) {
+    repo.copies[spec.cwd]["x.txt"] = "7";
+    return Exited(0, "edited x.txt\nDESCRIPTION: x to 7\n");
+  });
+  RunLoop("[stop]\nmax_experiments = 3\ncost_usd = 5\n");
+  EXPECT_EQ(Exp(3).status, Status::kKeep) << Exp(3).reason;  // a warning, not a failure
+  const std::string with_report = workspace.files.at(".ratchet/runs/2/agent.json");
+  EXPECT_NE(with_report.find("\"warnings\": []"), std::string::npos) << with_report;
+  const std::string record = workspace.files.at(".ratchet/runs/3/agent.json");
+  EXPECT_NE(record.find("the agent printed no usage report, so its spend is not counted towards "
+                        "stop.cost_usd"),
+            std::string::npos)
+      << record;
+}
+
+TEST_F(AgentLoopTest, TheEngineSandboxIsUsedWithNetworkAndItsHome) {
+  LoopConfig config = Config(
+      "env = { CLAUDE_CODE_MAX_RETRIES = \"2\" }\n"
+      "prices = { \"gw-model\" = { input = 1, output = 2, cache_read = 0, cache_write = 0 } }\n");
+  ProposerDeps pdeps{&runner, &workspace, &clock};
+  std::string err;
+  auto proposer = CreateProposer("agent", config, pdeps, &err);
+  ASSERT_TRUE(proposer) << err;
+  std::vector<Experiment> history;
+  ProposalRequest r = Request(3, config, history);
+  r.sandbox.enabled = true;
+  r.sandbox.home = "/scratch/home-3";
+  r.sandbox.mounts = {{"/loop", "", Mount::Kind::kWritable}};
+  AgentDoes([](const RunSpec&) {  // killed mid-stream, on a model priced in the config
+    return TimedOut(R"({"type":"stream_event","event":{"type":"message_start","message":)"
+                    R"({"id":"m1","model":"gw-model","usage":{"input_tokens":1000000,)"
+                    R"("output_tokens":500000}}}})"
+                    "\n");
+  });
+  Proposal p = proposer->Propose(r);
+  ASSERT_EQ(agent_specs.size(), 1u);
+  const RunSpec& spec = agent_specs[0];
+  EXPECT_TRUE(spec.sandbox.enabled);
+  EXPECT_TRUE(spec.sandbox.network);  // it must reach its API
+  EXPECT_EQ(spec.sandbox.home, "/scratch/home-3");
+  ASSERT_EQ(spec.sandbox.mounts.size(), 1u);
+  EXPECT_TRUE(spec.readonly_paths.empty());
+  std::map<std::string, std::string> env(spec.env.begin(), spec.env.end());
+  EXPECT_EQ(env.count("HOME"), 0u);  // the sandbox sets it, to where it binds the home
+  EXPECT_EQ(env["CLAUDE_CODE_MAX_RETRIES"], "2");
+  EXPECT_EQ(p.usage.input_tokens, 1000000);
+  EXPECT_DOUBLE_EQ(p.usage.cost_usd, 2.0);  // $1 + 0.5 M x $2
+
+  // A sandbox without a home from the engine gets one of ours, bound there.
+  r.sandbox.home.clear();
+  proposer->Propose(r);
+  ASSERT_EQ(agent_specs.size(), 2u);
+  EXPECT_EQ(agent_specs[1].sandbox.home, "/loop/.ratchet/homes/3");
+  agent_specs.pop_back();
+  r.sandbox.home = "/scratch/home-3";
+
+  // The loop can keep the agent off the network, and its env off ratchet's.
+  config = Config("network = false\n");
+  proposer = CreateProposer("agent", config, pdeps, &err);
+  ASSERT_TRUE(proposer) << err;
+  proposer->Propose(r);
+  ASSERT_EQ(agent_specs.size(), 2u);
+  EXPECT_FALSE(agent_specs[1].sandbox.network);
+  config = Config("env = { HOME = \"/root\" }\n");
+  EXPECT_FALSE(CreateProposer("agent", config, pdeps, &err));
+  EXPECT_NE(err.find("HOME is ratchet's to set for the agent"), std::string::npos) << err;
+  config = Config("prices = { \"m\" = { input = 1 } }\n");
+  EXPECT_FALSE(CreateProposer("agent", config, pdeps, &err));
+  EXPECT_NE(err.find("needs output"), std::string::npos) << err;
+}
+
 // The guard, with the agent writing real files in a real loop folder.
 class AgentGuardTest : public AgentLoopTest {
  protected:
@@ -285,6 +432,8 @@ class AgentGuardTest : public AgentLoopTest {
     fs::create_directories(root / ".ratchet/runs/2");
     std::ofstream(root / ".git/HEAD") << "ref: refs/heads/main\n";
     std::ofstream(root / ".ratchet/ledger.db") << "ledger bytes";
+    fs::create_directories(root / ".ratchet/work/2");
+    workspace.set_root(root.string());
   }
   void TearDown() override { fs::remove_all(root); }
 
@@ -297,7 +446,7 @@ class AgentGuardTest : public AgentLoopTest {
     std::vector<Experiment> history;
     ProposalRequest r;
     r.experiment_id = 2;
-    r.worktree = root;
+    r.worktree = (root / ".ratchet/work/2").string();  // its working copy
     r.run_dir = (root / ".ratchet/runs/2").string();
     r.config = &config;
     r.history = &history;
@@ -328,6 +477,34 @@ TEST_F(AgentGuardTest, WritingTheLedgerFailsTheProposalAndIsUndone) {
   EXPECT_EQ(Read(root / ".git/HEAD"), "ref: refs/heads/main\n");
 }
 
+TEST_F(AgentGuardTest, TheScratchHomeIsTheAgentsAndGoesAway) {
+  fs::path home;
+  std::vector<std::string> readonly;
+  AgentDoes([&](const RunSpec& spec) {
+    for (const auto& [k, v] : spec.env)
+      if (k == "HOME") home = v;
+    readonly = spec.readonly_paths;
+    // What Claude Code keeps: its session, the memory folder it points the
+    // model at, its config.
+    fs::create_directories(home / ".claude/projects/-loop/memory");
+    std::ofstream(home / ".claude/projects/-loop/memory/notes.md") << "remember: x";
+    std::ofstream(home / ".claude.json") << "{}";
+    repo.copies[spec.cwd]["x.txt"] = "6";
+    return Exited(0, Report("DESCRIPTION: x to 6", 0.1));
+  });
+  Proposal p = ProposeIn();
+  EXPECT_EQ(p.outcome, Proposal::Outcome::kCandidate) << p.reason;
+  EXPECT_EQ(home, root / ".ratchet/homes/2");
+  EXPECT_FALSE(fs::exists(home)) << "the scratch home outlived the experiment";
+  // Without the engine's sandbox, all of .git and .ratchet is read-only but
+  // the homes and the working copies, the guard's links to the ledger included.
+  std::sort(readonly.begin(), readonly.end());
+  EXPECT_EQ(readonly, (std::vector<std::string>{(root / ".git").string(),
+                                                (root / ".ratchet/guard").string(),
+                                                (root / ".ratchet/ledger.db").string(),
+                                                (root / ".ratchet/runs").string()}));
+}
+
 TEST_F(AgentGuardTest, WipingRatchetStateStopsTheLoop) {
   AgentDoes([this](const RunSpec&) {
     fs::remove_all(root / ".ratchet");
@@ -344,8 +521,8 @@ TEST(ProposalStopTest, EngineRecordsTheExperimentAndStops) {
   FakeClock clock;
   FakeRepo repo(FileMap{{"x.txt", "1"}});
   FakeWorkspace workspace(&repo);
-  FakeRunner runner;
-  runner.handler = [](const RunSpec&) { return Exited(0, "---\nscore: 1\n"); };
+  FakeStepRunner steps(&clock);
+  steps.handler = [](const RunSpec&) { return Exited(0, "---\nscore: 1\n"); };
   FakeLedger ledger;
   FakeProposer proposer;
   proposer.edit = [](const ProposalRequest&) {
@@ -364,11 +541,12 @@ TEST(ProposalStopTest, EngineRecordsTheExperimentAndStops) {
       << err;
   EngineDeps d;
   d.clock = &clock;
-  d.runner = &runner;
+  d.steps = &steps;
   d.repo = &repo;
   d.workspace = &workspace;
   d.ledger = &ledger;
   d.proposer = &proposer;
+  config.sandbox.required = false;
   Engine engine(config, d);
   StopSummary s;
   ASSERT_TRUE(engine.Run(&s, &err)) << err;

@@ -102,11 +102,11 @@ class Reviewer : public Mechanism {
         {"model", model_},
         {"run_dir", run_dir},
         {"experiment", std::to_string(candidate.experiment_id)},
-        {"worktree", root},
+        {"worktree", candidate.worktree},
     };
     RunSpec spec;
     spec.argv = ExpandArgv(command_.argv, values);
-    spec.cwd = root;
+    spec.cwd = candidate.worktree;
     spec.env = {
         {"RATCHET_EXPERIMENT", std::to_string(candidate.experiment_id)},
         {"RATCHET_RUN_DIR", run_dir},
@@ -119,18 +119,20 @@ class Reviewer : public Mechanism {
     spec.grace_s = config_.grace_s;
     spec.log_path = run_dir + "/review.log";
     if (command_.input == AgentCommand::Input::kStdin) spec.stdin_data = request;
-    spec.readonly_paths = {root};  // the reviewer reads; it never writes
+    spec.sandbox = candidate.sandbox;  // the candidate read-only: the reviewer never writes
+    if (!spec.sandbox.enabled && !spec.sandbox.home.empty())
+      spec.env.push_back({"HOME", spec.sandbox.home});
     spec.tail_bytes = 1 << 20;
 
     std::string before;
-    if (!Fingerprint(&before, &err)) return Failed(&verdict, err);
+    if (!Fingerprint(candidate, &before, &err)) return Failed(&verdict, err);
     StateGuard guard;
     if (!guard.Capture(root, {rel_dir + "/review.log"}, &err))
       return Failed(&verdict, "cannot record ratchet's state before the review: " + err);
     RunResult result = deps_.runner->Run(spec);
     GuardReport report = guard.CheckAndRestore();
     std::string after;
-    bool tree_ok = Fingerprint(&after, &err) && after == before;
+    bool tree_ok = Fingerprint(candidate, &after, &err) && after == before;
 
     AgentOutput out = ParseAgentOutput(result.tail);
     if (out.has_usage) verdict.usage = out.usage;
@@ -184,20 +186,17 @@ class Reviewer : public Mechanism {
     return *verdict;
   }
 
-  // What the candidate is: its changed paths and their contents.
-  bool Fingerprint(std::string* out, std::string* err) {
-    std::string head;
-    std::vector<FileChange> changes;
-    if (!deps_.repo->Head(&head, err) || !deps_.repo->Changes(head, &changes, err)) return false;
-    std::vector<std::string> paths;
+  // What the candidate's working copy holds now, against its commit.
+  bool Fingerprint(const CandidateView& candidate, std::string* out, std::string* err) {
+    CopyScan scan;
+    if (!deps_.repo->ScanCopy(candidate.worktree, candidate.candidate_commit, &scan, err))
+      return false;
     out->clear();
-    for (const FileChange& c : changes) {
+    for (const FileChange& c : scan.changes) {
       *out += std::to_string(static_cast<int>(c.kind)) + " " + c.path + "\n";
-      paths.push_back(c.path);
+      auto it = scan.contents.find(c.path);
+      if (it != scan.contents.end()) *out += it->second.bytes + "\n";
     }
-    std::map<std::string, std::string> hashes;
-    if (!paths.empty() && !deps_.workspace->HashFiles(paths, &hashes, err)) return false;
-    for (const auto& [path, hash] : hashes) *out += path + " " + hash + "\n";
     return true;
   }
 

@@ -43,16 +43,21 @@ class ScriptProposer : public Proposer {
                                          : ""},
         {"RATCHET_HISTORY", request.run_dir + "/history.json"},
         {"RATCHET_GUIDANCE", guidance},
+        {"GIT_CEILING_DIRECTORIES", deps_.workspace->root() + "/.ratchet/work"},
     };
     spec.timeout_s = timeout_s_;
     spec.grace_s = 2;
     spec.log_path = request.run_dir + "/propose.log";
     spec.cancel = request.cancel;
-    spec.readonly_paths = {request.worktree + "/.git", request.worktree + "/.ratchet"};
-    // The sandbox keeps the script out of .git and .ratchet where it works;
-    // the guard holds either way (see state_guard.h).
+    spec.sandbox = request.sandbox;
+    if (!spec.sandbox.enabled && !spec.sandbox.home.empty())
+      spec.env.push_back({"HOME", spec.sandbox.home});
+    // The sandbox shows the script its working copy and nothing of .git and
+    // .ratchet; where the loop opted out of it, the guard holds (see
+    // state_guard.h).
+    const std::string root = deps_.workspace->root();
     StateGuard guard;
-    if (!guard.Capture(request.worktree, {rel_dir + "/propose.log"}, &err)) {
+    if (!guard.Capture(root, {rel_dir + "/propose.log"}, &err)) {
       p.reason = "cannot record ratchet's state before running the script: " + err;
       return p;
     }

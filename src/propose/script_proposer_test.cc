@@ -67,6 +67,8 @@ TEST_F(ScriptProposerTest, RunsTheCommandAndTakesTheLastLine) {
   runner.handler = [](const RunSpec&) { return Exited(0, "thinking\nraise x to 2\n\n"); };
   ProposalRequest request = Request();
   request.incumbent = &history[0];
+  request.sandbox.enabled = true;
+  request.sandbox.home = "/loop/.ratchet/runs/4/home/propose";
   Proposal p = proposer->Propose(request);
   EXPECT_EQ(p.outcome, Proposal::Outcome::kCandidate);
   EXPECT_EQ(p.description, "raise x to 2");
@@ -85,7 +87,10 @@ TEST_F(ScriptProposerTest, RunsTheCommandAndTakesTheLastLine) {
   EXPECT_EQ(env["RATCHET_HISTORY"], "/loop/.ratchet/runs/4/history.json");
   EXPECT_NE(workspace.files[".ratchet/runs/4/history.json"].find("\"description\": \"baseline\""),
             std::string::npos);
-  EXPECT_EQ(spec.readonly_paths, (std::vector<std::string>{"/loop/.git", "/loop/.ratchet"}));
+  // It runs in the view the engine prepared for it, with a scratch home.
+  EXPECT_TRUE(spec.sandbox.enabled);
+  EXPECT_EQ(spec.sandbox.home, "/loop/.ratchet/runs/4/home/propose");
+  EXPECT_EQ(env["GIT_CEILING_DIRECTORIES"], "/loop/.ratchet/work");
 }
 
 TEST_F(ScriptProposerTest, FailureAndTimeoutAreFailedProposals) {

@@ -135,8 +135,11 @@ StateGuard::~StateGuard() { DropAsideLinks(); }
 
 bool StateGuard::Guarded(const std::string& rel) const {
   if (!IsUnder(rel, ".git") && !IsUnder(rel, ".ratchet")) return false;
-  for (const char* dir : {".git/objects", ".git/logs", ".git/lfs", kAsideDir})
+  // Working copies and scratch homes are the experiments' own.
+  for (const char* dir : {".git/objects", ".git/logs", ".git/lfs", kAsideDir, ".ratchet/work",
+                          ".ratchet/homes", ".ratchet/audit"})
     if (IsUnder(rel, dir)) return false;
+  if (IsUnder(rel, ".ratchet/runs") && rel.find("/home/") != std::string::npos) return false;
   // Submodules' repositories (.git/modules/<name>/objects, ...): content-
   // addressed objects again, possibly large.
   if (IsUnder(rel, ".git/modules") &&

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/experiment.h"
+#include "core/ledger.h"
 
 namespace ratchet {
 
@@ -17,6 +18,16 @@ nlohmann::json MetricsJson(const std::map<std::string, double>& metrics);
 nlohmann::json UsageJson(const Usage& usage);
 /// Every field of the record, by its C++ name; `params` parsed when it is JSON.
 nlohmann::json ExperimentJson(const Experiment& exp);
+/// Every field of a run, by its C++ name.
+nlohmann::json RunJson(const RunRecord& run);
+/// Every field of a session.
+nlohmann::json SessionJson(const Session& session);
+
+/// The inverses (for putting back a row from the ledger's journal): false
+/// when a field is missing or of the wrong type.
+bool ExperimentFromJson(const nlohmann::json& j, Experiment* exp);
+bool RunFromJson(const nlohmann::json& j, RunRecord* run);
+bool SessionFromJson(const nlohmann::json& j, Session* session);
 
 /// Compact JSON text. Invalid UTF-8 (a proposer may print anything) is
 /// replaced by U+FFFD rather than throwing.

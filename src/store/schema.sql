@@ -1,8 +1,9 @@
 -- The ratchet ledger: .ratchet/ledger.db (SQLite, WAL mode).
 -- Written only by `ratchet run` (src/store/sqlite_ledger.cc); read by every
 -- other command and by the dashboard. Times are unix seconds (REAL).
--- Version 1. A change to this file bumps meta.schema_version (kSchemaVersion
--- in schema.h) and adds a migration in sqlite_ledger.cc. This text is compiled
+-- Version 2. A change to this file bumps meta.schema_version (kSchemaVersion
+-- in schema.h) and adds a migration in sqlite_ledger.cc (version 1 ledgers
+-- gain the columns and the journal below, their rows journaled as found). This text is compiled
 -- into the binary at build time (CMakeLists.txt), never read at run time.
 -- A ledger with a higher schema_version than the binary knows is refused.
 
@@ -11,7 +12,8 @@ CREATE TABLE IF NOT EXISTS meta (
   value TEXT NOT NULL
 );
 -- keys: schema_version, created_at, metric_name, goal ("min"|"max"), branch,
--- protected_hashes (JSON object path -> sha256), noise_sigma, ...
+-- protected_hashes (JSON object path -> sha256), prepared_hashes, key_id
+-- (which ledger key authenticates the journal), ...
 
 CREATE TABLE IF NOT EXISTS sessions (
   id          INTEGER PRIMARY KEY,      -- 1, 2, ... one per `ratchet run`
@@ -22,7 +24,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 
 CREATE TABLE IF NOT EXISTS experiments (
-  id               INTEGER PRIMARY KEY, -- 1-based, contiguous; 1 = baseline
+  id               INTEGER PRIMARY KEY, -- 1-based, contiguous, assigned here; 1 = baseline
   session_id       INTEGER NOT NULL,
   phase            TEXT NOT NULL,       -- proposing|committed|building|running|decided|done
   status           TEXT NOT NULL DEFAULT '',  -- '' until decided; keep|discard|crash|timeout|
@@ -53,7 +55,11 @@ CREATE TABLE IF NOT EXISTS experiments (
   files_changed    TEXT NOT NULL DEFAULT '[]',  -- JSON array of paths
   log_path         TEXT NOT NULL DEFAULT '',    -- relative to the loop directory
   usage            TEXT NOT NULL DEFAULT '{}',  -- JSON {input_tokens, output_tokens, cost_usd}
-  mechanisms       TEXT NOT NULL DEFAULT '[]'   -- JSON array of mechanism names
+  mechanisms       TEXT NOT NULL DEFAULT '[]',  -- JSON array of mechanism names
+  tried_commit     TEXT NOT NULL DEFAULT '',    -- what ran, when the kept commit is a rebase
+  claims           TEXT NOT NULL DEFAULT '{}',  -- with [verify]: what the run printed
+  warnings         TEXT NOT NULL DEFAULT '[]',  -- JSON array of lines
+  worker           INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -69,6 +75,10 @@ CREATE TABLE IF NOT EXISTS runs (
   metric        REAL,
   metrics       TEXT NOT NULL,          -- JSON object
   log_path      TEXT NOT NULL,
+  claims        TEXT NOT NULL DEFAULT '{}',
+  containment   TEXT NOT NULL DEFAULT '',
+  sandboxed     INTEGER NOT NULL DEFAULT 0,
+  verify_s      REAL NOT NULL DEFAULT 0,
   PRIMARY KEY (experiment_id, attempt)
 );
 
@@ -85,4 +95,16 @@ CREATE TABLE IF NOT EXISTS mechanism_calls (
   hook      TEXT NOT NULL,              -- before_propose|on_candidate|on_result|accept
   calls     INTEGER NOT NULL,
   PRIMARY KEY (mechanism, hook)
+);
+
+-- Every row written to experiments, runs, sessions and meta, in write order,
+-- hash-chained and authenticated (src/store/journal.h). Never updated.
+CREATE TABLE IF NOT EXISTS journal (
+  seq  INTEGER PRIMARY KEY,
+  at   REAL NOT NULL,
+  kind TEXT NOT NULL,                   -- experiment|run|session|meta
+  key  TEXT NOT NULL,
+  body TEXT NOT NULL,                   -- the row as canonical JSON
+  hash TEXT NOT NULL,
+  mac  TEXT NOT NULL
 );

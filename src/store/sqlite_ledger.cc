@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "store/journal.h"
 #include "store/json_fields.h"
 #include "store/schema.h"
 
@@ -22,7 +23,8 @@ constexpr const char* kExperimentColumns[] = {
     "started_at", "finished_at",   "propose_s",     "build_s",
     "run_s",      "cpu_s",         "peak_rss_mb",   "exit_code",
     "signal",     "diff_stat",     "files_changed", "log_path",
-    "usage",      "mechanisms",
+    "usage",      "mechanisms",    "tried_commit",  "claims",
+    "warnings",   "worker",
 };
 constexpr int kNumExperimentColumns =
     static_cast<int>(sizeof(kExperimentColumns) / sizeof(kExperimentColumns[0]));
@@ -45,11 +47,9 @@ const std::string& SelectExperimentsSql() {
       "SELECT " + Join(ColumnName, ", ") + " FROM experiments ORDER BY id";
   return sql;
 }
-// Inserts only when ?1 is the next id, in one statement (one transaction).
 const std::string& InsertExperimentSql() {
   static const std::string sql = "INSERT INTO experiments (" + Join(ColumnName, ", ") +
-                                 ") SELECT " + Join(Placeholder, ", ") +
-                                 " WHERE (SELECT COALESCE(MAX(id), 0) FROM experiments) + 1 = ?1";
+                                 ") VALUES (" + Join(Placeholder, ", ") + ")";
   return sql;
 }
 const std::string& UpdateExperimentSql() {
@@ -169,6 +169,7 @@ sqlite3_stmt* SqliteLedger::Statement(const char* sql, std::string* err) {
 }
 
 bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
+  migrate_from_ = kSchemaVersion;
   // Is it a database at all? The first read of the header tells.
   int tables = 0;
   {
@@ -211,7 +212,7 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
              std::to_string(kSchemaVersion) + "): upgrade ratchet";
       return false;
     }
-    // Older versions would be migrated here; version 1 is the first.
+    migrate_from_ = version;
   }
   if (read_only) return true;
 
@@ -234,7 +235,7 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
   // ledger later (status, the dashboard) then finds them and creates nothing.
   int persist = 1;
   sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-  if (!fresh) return true;
+  if (!fresh) return FinishWriterOpen(err);
   const std::string created = std::to_string(NowUnix());
   const std::string init = std::string("BEGIN IMMEDIATE;\n") + kSchemaSql +
                            "\nINSERT INTO meta (key, value) VALUES ('schema_version', '" +
@@ -246,6 +247,16 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return false;
   }
+  return FinishWriterOpen(err);
+}
+
+bool SqliteLedger::FinishWriterOpen(std::string* err) {
+  if (path_ != ":memory:" && !LoadLedgerKey(/*create=*/true, &key_, err)) return false;
+  if (migrate_from_ == 1 && !MigrateFromVersion1(err)) return false;
+  if (!LoadJournalTail(err)) return false;
+  std::string recorded;
+  if (!key_.id.empty() && GetMeta("key_id", &recorded, err) && recorded != key_.id)
+    return SetMeta("key_id", key_.id, err);
   return true;
 }
 
@@ -290,6 +301,10 @@ void BindExperiment(Q& q, const Experiment& e) {
   q.Bind(28, e.log_path);
   q.Bind(29, DumpJson(UsageJson(e.usage)));
   q.Bind(30, DumpJson(nlohmann::json(e.mechanisms)));
+  q.Bind(31, e.tried_commit);
+  q.Bind(32, DumpJson(MetricsJson(e.claims)));
+  q.Bind(33, DumpJson(nlohmann::json(e.warnings)));
+  q.Bind(34, e.worker);
 }
 
 }  // namespace
@@ -330,9 +345,12 @@ bool SqliteLedger::LoadExperiments(std::vector<Experiment>* out, std::string* er
     e.signal = static_cast<int>(q.Int(24));
     e.diff_stat = q.Text(25);
     e.log_path = q.Text(27);
+    e.tried_commit = q.Text(30);
+    e.worker = static_cast<int>(q.Int(33));
     if (!ParseMetricsJson(q.Text(15), &e.metrics) ||
         !ParseStringsJson(q.Text(26), &e.files_changed) || !ParseUsageJson(q.Text(28), &e.usage) ||
-        !ParseStringsJson(q.Text(29), &e.mechanisms)) {
+        !ParseStringsJson(q.Text(29), &e.mechanisms) || !ParseMetricsJson(q.Text(31), &e.claims) ||
+        !ParseStringsJson(q.Text(32), &e.warnings)) {
       *err = "malformed JSON column for " + where;
       return false;
     }
@@ -341,38 +359,66 @@ bool SqliteLedger::LoadExperiments(std::vector<Experiment>* out, std::string* er
   return rc == SQLITE_DONE || Fail("cannot read experiments", err);
 }
 
-bool SqliteLedger::InsertExperiment(const Experiment& exp, std::string* err) {
-  Query q(this, InsertExperimentSql().c_str(), err);
-  if (!q.ok()) return false;
-  BindExperiment(q, exp);
-  if (q.Step() != SQLITE_DONE)
-    return Fail("cannot record experiment " + std::to_string(exp.id), err);
-  if (sqlite3_changes(db_) != 1) {
-    *err = "cannot record experiment " + std::to_string(exp.id) + " in " + path_ +
-           ": it is not the next id";
-    return false;
-  }
-  return true;
+bool SqliteLedger::InsertExperiment(Experiment* exp, std::string* err) {
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        Query next(this, "SELECT COALESCE(MAX(id), 0) + 1 FROM experiments", e);
+        if (!next.ok() || next.Step() != SQLITE_ROW) return Fail("cannot number an experiment", e);
+        exp->id = static_cast<int>(next.Int(0));
+        return WriteExperiment(*exp, /*insert=*/true, entry, e);
+      },
+      err);
 }
 
 bool SqliteLedger::UpdateExperiment(const Experiment& exp, std::string* err) {
-  Query q(this, UpdateExperimentSql().c_str(), err);
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        return WriteExperiment(exp, /*insert=*/false, entry, e);
+      },
+      err);
+}
+
+bool SqliteLedger::WriteExperiment(const Experiment& exp, bool insert, JournalEntry* entry,
+                                   std::string* err) {
+  Query q(this, (insert ? InsertExperimentSql() : UpdateExperimentSql()).c_str(), err);
   if (!q.ok()) return false;
   BindExperiment(q, exp);
+  const std::string what = std::to_string(exp.id);
   if (q.Step() != SQLITE_DONE)
-    return Fail("cannot update experiment " + std::to_string(exp.id), err);
+    return Fail(std::string(insert ? "cannot record" : "cannot update") + " experiment " + what,
+                err);
   if (sqlite3_changes(db_) != 1) {
-    *err = "cannot update experiment " + std::to_string(exp.id) + " in " + path_ + ": no such row";
+    *err = "cannot update experiment " + what + " in " + path_ + ": no such row";
     return false;
   }
+  entry->kind = "experiment";
+  entry->key = what;
+  entry->body = DumpJson(ExperimentJson(exp));
   return true;
 }
 
 bool SqliteLedger::AddRun(const RunRecord& r, std::string* err) {
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        if (!WriteRun(r, /*replace=*/false, e)) return false;
+        entry->kind = "run";
+        entry->key = std::to_string(r.experiment_id) + "/" + std::to_string(r.attempt);
+        entry->body = DumpJson(RunJson(r));
+        return true;
+      },
+      err);
+}
+
+bool SqliteLedger::WriteRun(const RunRecord& r, bool replace, std::string* err) {
   Query q(this,
-          "INSERT INTO runs (experiment_id, attempt, purpose, exit_code, signal, timed_out, "
-          "wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+          replace ? "INSERT OR REPLACE INTO runs (experiment_id, attempt, purpose, exit_code, signal, "
+          "timed_out, wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path, claims, "
+          "containment, sandboxed, verify_s) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+          : "INSERT INTO runs (experiment_id, attempt, purpose, exit_code, signal, "
+          "timed_out, wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path, claims, "
+          "containment, sandboxed, verify_s) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
           err);
   if (!q.ok()) return false;
   q.Bind(1, r.experiment_id);
@@ -387,6 +433,10 @@ bool SqliteLedger::AddRun(const RunRecord& r, std::string* err) {
   q.Bind(10, r.metric);
   q.Bind(11, DumpJson(MetricsJson(r.metrics)));
   q.Bind(12, r.log_path);
+  q.Bind(13, DumpJson(MetricsJson(r.claims)));
+  q.Bind(14, r.containment);
+  q.Bind(15, r.sandboxed);
+  q.Bind(16, r.verify_s);
   if (q.Step() != SQLITE_DONE)
     return Fail("cannot record run " + std::to_string(r.attempt) + " of experiment " +
                     std::to_string(r.experiment_id),
@@ -397,8 +447,8 @@ bool SqliteLedger::AddRun(const RunRecord& r, std::string* err) {
 bool SqliteLedger::LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) {
   Query q(this,
           "SELECT experiment_id, attempt, purpose, exit_code, signal, timed_out, wall_s, cpu_s, "
-          "peak_rss_mb, metric, metrics, log_path FROM runs WHERE experiment_id = ?1 "
-          "ORDER BY attempt",
+          "peak_rss_mb, metric, metrics, log_path, claims, containment, sandboxed, verify_s "
+          "FROM runs WHERE experiment_id = ?1 ORDER BY attempt",
           err);
   if (!q.ok()) return false;
   q.Bind(1, experiment_id);
@@ -417,7 +467,10 @@ bool SqliteLedger::LoadRuns(int experiment_id, std::vector<RunRecord>* out, std:
     r.peak_rss_mb = q.Double(8);
     r.metric = q.OptDouble(9);
     r.log_path = q.Text(11);
-    if (!ParseMetricsJson(q.Text(10), &r.metrics)) {
+    r.containment = q.Text(13);
+    r.sandboxed = q.Int(14) != 0;
+    r.verify_s = q.Double(15);
+    if (!ParseMetricsJson(q.Text(10), &r.metrics) || !ParseMetricsJson(q.Text(12), &r.claims)) {
       *err = "malformed metrics of run " + std::to_string(r.attempt) + " of experiment " +
              std::to_string(r.experiment_id) + " in " + path_;
       return false;
@@ -460,27 +513,60 @@ bool SqliteLedger::LoadEvents(long long after_seq, std::vector<LedgerEvent>* out
 }
 
 bool SqliteLedger::BeginSession(const Session& session, int* id, std::string* err) {
-  Query q(this, "INSERT INTO sessions (pid, started_at) VALUES (?1, ?2)", err);
-  if (!q.ok()) return false;
-  q.Bind(1, session.pid);
-  q.Bind(2, session.started_at);
-  if (q.Step() != SQLITE_DONE) return Fail("cannot record the session", err);
-  *id = static_cast<int>(sqlite3_last_insert_rowid(db_));
-  return true;
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        Query q(this, "INSERT INTO sessions (pid, started_at) VALUES (?1, ?2)", e);
+        if (!q.ok()) return false;
+        q.Bind(1, session.pid);
+        q.Bind(2, session.started_at);
+        if (q.Step() != SQLITE_DONE) return Fail("cannot record the session", e);
+        Session s = session;
+        s.id = *id = static_cast<int>(sqlite3_last_insert_rowid(db_));
+        s.ended_at = 0;
+        s.stop_reason.clear();
+        entry->kind = "session";
+        entry->key = std::to_string(s.id);
+        entry->body = DumpJson(SessionJson(s));
+        return true;
+      },
+      err);
 }
 
 bool SqliteLedger::EndSession(int id, double ended_at, const std::string& reason,
                               std::string* err) {
-  Query q(this, "UPDATE sessions SET ended_at = ?2, stop_reason = ?3 WHERE id = ?1", err);
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        Query q(this, "UPDATE sessions SET ended_at = ?2, stop_reason = ?3 WHERE id = ?1", e);
+        if (!q.ok()) return false;
+        q.Bind(1, id);
+        q.Bind(2, ended_at);
+        q.Bind(3, reason);
+        if (q.Step() != SQLITE_DONE) return Fail("cannot end session " + std::to_string(id), e);
+        if (sqlite3_changes(db_) != 1) {
+          *e = "no session " + std::to_string(id) + " in " + path_;
+          return false;
+        }
+        Session s;
+        if (!ReadSession(id, &s, e)) return false;
+        entry->kind = "session";
+        entry->key = std::to_string(id);
+        entry->body = DumpJson(SessionJson(s));
+        return true;
+      },
+      err);
+}
+
+bool SqliteLedger::ReadSession(int id, Session* s, std::string* err) {
+  Query q(this, "SELECT id, pid, started_at, ended_at, stop_reason FROM sessions WHERE id = ?1",
+          err);
   if (!q.ok()) return false;
   q.Bind(1, id);
-  q.Bind(2, ended_at);
-  q.Bind(3, reason);
-  if (q.Step() != SQLITE_DONE) return Fail("cannot end session " + std::to_string(id), err);
-  if (sqlite3_changes(db_) != 1) {
-    *err = "no session " + std::to_string(id) + " in " + path_;
-    return false;
-  }
+  if (q.Step() != SQLITE_ROW) return Fail("cannot read session " + std::to_string(id), err);
+  s->id = static_cast<int>(q.Int(0));
+  s->pid = q.Int(1);
+  s->started_at = q.Double(2);
+  s->ended_at = q.Double(3);
+  s->stop_reason = q.Text(4);
   return true;
 }
 
@@ -502,6 +588,18 @@ bool SqliteLedger::LoadSessions(std::vector<Session>* out, std::string* err) {
 }
 
 bool SqliteLedger::SetMeta(const std::string& key, const std::string& value, std::string* err) {
+  return Journaled(
+      [&](JournalEntry* entry, std::string* e) {
+        if (!WriteMeta(key, value, e)) return false;
+        entry->kind = "meta";
+        entry->key = key;
+        entry->body = DumpJson(nlohmann::json{{"value", value}});
+        return true;
+      },
+      err);
+}
+
+bool SqliteLedger::WriteMeta(const std::string& key, const std::string& value, std::string* err) {
   Query q(this,
           "INSERT INTO meta (key, value) VALUES (?1, ?2) "
           "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -543,6 +641,317 @@ bool SqliteLedger::LoadMechanismCalls(std::map<std::pair<std::string, std::strin
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) (*out)[{q.Text(0), q.Text(1)}] = q.Int(2);
   return rc == SQLITE_DONE || Fail("cannot read mechanism calls", err);
+}
+
+// The journal.
+
+bool SqliteLedger::Journaled(const std::function<bool(JournalEntry*, std::string*)>& write,
+                             std::string* err) {
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Fail("cannot begin a ledger write", err);
+  JournalEntry entry;
+  bool ok = write(&entry, err) && AppendJournal(&entry, err);
+  if (ok && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    ok = Fail("cannot commit a ledger write", err);
+  if (!ok) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
+  }
+  last_seq_ = entry.seq;
+  last_hash_ = entry.hash;
+  return true;
+}
+
+bool SqliteLedger::AppendJournal(JournalEntry* entry, std::string* err) {
+  entry->seq = last_seq_ + 1;
+  entry->at = NowUnix();
+  entry->hash = JournalHash(last_hash_, *entry);
+  entry->mac = key_.bytes.empty() ? "" : key_.id + ":" + JournalMac(key_.bytes, entry->hash);
+  Query q(this,
+          "INSERT INTO journal (seq, at, kind, key, body, hash, mac) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+          err);
+  if (!q.ok()) return false;
+  q.Bind(1, entry->seq);
+  q.Bind(2, entry->at);
+  q.Bind(3, entry->kind);
+  q.Bind(4, entry->key);
+  q.Bind(5, entry->body);
+  q.Bind(6, entry->hash);
+  q.Bind(7, entry->mac);
+  return q.Step() == SQLITE_DONE || Fail("cannot append to the journal", err);
+}
+
+bool SqliteLedger::LoadJournalTail(std::string* err) {
+  Query q(this, "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1", err);
+  if (!q.ok()) return false;
+  int rc = q.Step();
+  if (rc == SQLITE_ROW) {
+    last_seq_ = q.Int(0);
+    last_hash_ = q.Text(1);
+  } else if (rc != SQLITE_DONE) {
+    return Fail("cannot read the journal", err);
+  }
+  return true;
+}
+
+bool SqliteLedger::MigrateFromVersion1(std::string* err) {
+  const char* sql =
+      "BEGIN IMMEDIATE;"
+      "ALTER TABLE experiments ADD COLUMN tried_commit TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE experiments ADD COLUMN claims TEXT NOT NULL DEFAULT '{}';"
+      "ALTER TABLE experiments ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';"
+      "ALTER TABLE experiments ADD COLUMN worker INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE runs ADD COLUMN claims TEXT NOT NULL DEFAULT '{}';"
+      "ALTER TABLE runs ADD COLUMN containment TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE runs ADD COLUMN sandboxed INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE runs ADD COLUMN verify_s REAL NOT NULL DEFAULT 0;"
+      "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, at REAL NOT NULL, "
+      "kind TEXT NOT NULL, key TEXT NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL, "
+      "mac TEXT NOT NULL);"
+      "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+      "COMMIT;";
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Fail("cannot upgrade the ledger to schema version 2", err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
+  }
+  // The rows as found are the journal's start: trusted on first use.
+  std::map<std::pair<std::string, std::string>, std::string> rows;
+  if (!CurrentRows(&rows, err)) return false;
+  for (const auto& [id, body] : rows) {
+    if (!Journaled(
+            [&](JournalEntry* entry, std::string*) {
+              entry->kind = id.first;
+              entry->key = id.second;
+              entry->body = body;
+              return true;
+            },
+            err))
+      return false;
+  }
+  migrate_from_ = kSchemaVersion;
+  return true;
+}
+
+bool SqliteLedger::LoadJournal(std::vector<JournalEntry>* out, std::string* err) {
+  Query q(this, "SELECT seq, at, kind, key, body, hash, mac FROM journal ORDER BY seq", err);
+  if (!q.ok()) return false;
+  out->clear();
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    JournalEntry e;
+    e.seq = q.Int(0);
+    e.at = q.Double(1);
+    e.kind = q.Text(2);
+    e.key = q.Text(3);
+    e.body = q.Text(4);
+    e.hash = q.Text(5);
+    e.mac = q.Text(6);
+    out->push_back(std::move(e));
+  }
+  return rc == SQLITE_DONE || Fail("cannot read the journal", err);
+}
+
+bool SqliteLedger::Replay(LedgerCheck* check,
+                          std::map<std::pair<std::string, std::string>, std::string>* last,
+                          std::string* err) {
+  std::vector<JournalEntry> entries;
+  if (!LoadJournal(&entries, err)) return false;
+  LedgerKey key = key_;
+  if (key.bytes.empty() && path_ != ":memory:" && !LoadLedgerKey(false, &key, err)) return false;
+  check->entries = static_cast<long long>(entries.size());
+  check->authenticated = !key.bytes.empty();
+  check->key_note = key.note;
+  std::string prev;
+  long long foreign = 0;
+  for (const JournalEntry& e : entries) {
+    const std::string where = "journal entry " + std::to_string(e.seq) + " (" + e.kind + " " +
+                              e.key + ")";
+    if (e.seq != static_cast<long long>(&e - &entries[0]) + 1) {
+      check->journal_problems.push_back(where + ": entries are missing before it");
+      break;
+    }
+    if (JournalHash(prev, e) != e.hash) {
+      check->journal_problems.push_back(where + " was changed: its hash does not match");
+      break;
+    }
+    if (!key.bytes.empty()) {
+      const std::string want = key.id + ":" + JournalMac(key.bytes, e.hash);
+      if (e.mac.rfind(key.id + ":", 0) == 0) {
+        if (e.mac != want) {
+          check->journal_problems.push_back(where +
+                                            " was rewritten: its MAC does not match the key");
+          break;
+        }
+      } else {
+        ++foreign;  // written on another machine (another key) or without one
+      }
+    }
+    prev = e.hash;
+    (*last)[{e.kind, e.key}] = e.body;
+  }
+  if (foreign > 0)
+    check->key_note = std::to_string(foreign) + " journal entries are authenticated by another key";
+  return true;
+}
+
+bool SqliteLedger::CurrentRows(std::map<std::pair<std::string, std::string>, std::string>* rows,
+                               std::string* err) {
+  rows->clear();
+  std::vector<Experiment> experiments;
+  if (!LoadExperiments(&experiments, err)) return false;
+  for (const Experiment& e : experiments) {
+    (*rows)[{"experiment", std::to_string(e.id)}] = DumpJson(ExperimentJson(e));
+    std::vector<RunRecord> runs;
+    if (!LoadRuns(e.id, &runs, err)) return false;
+    for (const RunRecord& r : runs)
+      (*rows)[{"run", std::to_string(r.experiment_id) + "/" + std::to_string(r.attempt)}] =
+          DumpJson(RunJson(r));
+  }
+  {
+    // Runs of experiments that have no row (a hand-made or orphaned run).
+    Query q(this,
+            "SELECT DISTINCT experiment_id FROM runs WHERE experiment_id NOT IN "
+            "(SELECT id FROM experiments)",
+            err);
+    if (!q.ok()) return false;
+    std::vector<int> orphans;
+    while (q.Step() == SQLITE_ROW) orphans.push_back(static_cast<int>(q.Int(0)));
+    for (int id : orphans) {
+      std::vector<RunRecord> runs;
+      if (!LoadRuns(id, &runs, err)) return false;
+      for (const RunRecord& r : runs)
+        (*rows)[{"run", std::to_string(id) + "/" + std::to_string(r.attempt)}] =
+            DumpJson(RunJson(r));
+    }
+  }
+  std::vector<Session> sessions;
+  if (!LoadSessions(&sessions, err)) return false;
+  for (const Session& s : sessions)
+    (*rows)[{"session", std::to_string(s.id)}] = DumpJson(SessionJson(s));
+  Query q(this,
+          "SELECT key, value FROM meta WHERE key NOT IN ('schema_version', 'created_at')", err);
+  if (!q.ok()) return false;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW)
+    (*rows)[{"meta", q.Text(0)}] = DumpJson(nlohmann::json{{"value", q.Text(1)}});
+  return rc == SQLITE_DONE || Fail("cannot read meta", err);
+}
+
+namespace {
+
+// "experiment 7: status keep (the journal says discard), metric 0.001 (...)".
+std::string Difference(const std::string& kind, const std::string& key, const std::string& row,
+                       const std::string& written) {
+  const std::string what = kind + " " + key;
+  if (written.empty()) return what + " has no journal entry: it was added outside ratchet";
+  if (row.empty()) return what + " is missing: it was deleted outside ratchet";
+  nlohmann::json a = nlohmann::json::parse(row, nullptr, false);
+  nlohmann::json b = nlohmann::json::parse(written, nullptr, false);
+  std::string fields;
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [name, value] : b.items()) {
+      auto it = a.find(name);
+      if (it != a.end() && *it == value) continue;
+      if (!fields.empty()) fields += ", ";
+      fields += name + " " + (it == a.end() ? std::string("missing") : DumpJson(*it)) +
+                " (ratchet wrote " + DumpJson(value) + ")";
+    }
+  }
+  return what + " was changed outside ratchet: " + (fields.empty() ? "its row differs" : fields);
+}
+
+}  // namespace
+
+bool SqliteLedger::Verify(LedgerCheck* check, std::string* err) {
+  *check = LedgerCheck();
+  std::map<std::pair<std::string, std::string>, std::string> last, rows;
+  if (!Replay(check, &last, err)) return false;
+  if (!check->journal_problems.empty()) return true;
+  if (!CurrentRows(&rows, err)) return false;
+  for (const auto& [id, body] : rows) {
+    auto it = last.find(id);
+    const std::string written = it == last.end() ? "" : it->second;
+    if (written != body) check->row_problems.push_back(Difference(id.first, id.second, body, written));
+  }
+  for (const auto& [id, body] : last)
+    if (!rows.count(id)) check->row_problems.push_back(Difference(id.first, id.second, "", body));
+  return true;
+}
+
+bool SqliteLedger::Repair(std::vector<std::string>* repaired, std::string* err) {
+  repaired->clear();
+  LedgerCheck check;
+  std::map<std::pair<std::string, std::string>, std::string> last, rows;
+  if (!Replay(&check, &last, err)) return false;
+  if (!check.journal_problems.empty()) {
+    *err = "cannot repair " + path_ + ": " + check.journal_problems.front();
+    return false;
+  }
+  if (!CurrentRows(&rows, err)) return false;
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Fail("cannot begin a repair", err);
+  bool ok = true;
+  auto put_back = [&](const std::pair<std::string, std::string>& id, const std::string& body) {
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    JournalEntry ignored;
+    if (id.first == "experiment") {
+      Experiment e;
+      if (!ExperimentFromJson(j, &e)) return false;
+      Query del(this, "DELETE FROM experiments WHERE id = ?1", err);
+      del.Bind(1, e.id);
+      return del.Step() == SQLITE_DONE && WriteExperiment(e, true, &ignored, err);
+    }
+    if (id.first == "run") {
+      RunRecord r;
+      return RunFromJson(j, &r) && WriteRun(r, /*replace=*/true, err);
+    }
+    if (id.first == "session") {
+      Session s;
+      if (!SessionFromJson(j, &s)) return false;
+      Query q(this,
+              "INSERT OR REPLACE INTO sessions (id, pid, started_at, ended_at, stop_reason) "
+              "VALUES (?1, ?2, ?3, ?4, ?5)",
+              err);
+      q.Bind(1, s.id);
+      q.Bind(2, s.pid);
+      q.Bind(3, s.started_at);
+      if (s.ended_at > 0) q.Bind(4, s.ended_at);
+      if (!s.stop_reason.empty() || s.ended_at > 0) q.Bind(5, s.stop_reason);
+      return q.Step() == SQLITE_DONE;
+    }
+    return j.is_object() && j.contains("value") && j["value"].is_string() &&
+           WriteMeta(id.second, j["value"].get<std::string>(), err);
+  };
+  auto remove = [&](const std::pair<std::string, std::string>& id) {
+    const char* sql = id.first == "experiment" ? "DELETE FROM experiments WHERE id = ?1"
+                      : id.first == "session"  ? "DELETE FROM sessions WHERE id = ?1"
+                      : id.first == "meta"     ? "DELETE FROM meta WHERE key = ?1"
+                                               : "DELETE FROM runs WHERE experiment_id || '/' || attempt = ?1";
+    Query q(this, sql, err);
+    q.Bind(1, id.second);
+    return q.Step() == SQLITE_DONE;
+  };
+  for (const auto& [id, body] : rows) {
+    auto it = last.find(id);
+    if (it != last.end() && it->second == body) continue;
+    ok = it == last.end() ? remove(id) : put_back(id, it->second);
+    if (!ok) break;
+    repaired->push_back(id.first + " " + id.second);
+  }
+  for (const auto& [id, body] : last) {
+    if (!ok || rows.count(id)) continue;
+    ok = put_back(id, body);
+    if (ok) repaired->push_back(id.first + " " + id.second);
+  }
+  if (ok && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    ok = Fail("cannot commit a repair", err);
+  if (!ok) {
+    if (err->empty()) *err = "cannot put a row of " + path_ + " back from its journal";
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  return ok;
 }
 
 }  // namespace ratchet

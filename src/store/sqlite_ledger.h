@@ -3,6 +3,7 @@
 // and any number of readers (`ratchet status`, `log`, the dashboard) at once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "core/ledger.h"
+#include "store/journal.h"
+#include "store/ledger_key.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -39,7 +42,7 @@ class SqliteLedger : public Ledger {
   bool SetDurability(Durability durability, std::string* err);
 
   bool LoadExperiments(std::vector<Experiment>* out, std::string* err) override;
-  bool InsertExperiment(const Experiment& exp, std::string* err) override;
+  bool InsertExperiment(Experiment* exp, std::string* err) override;
   bool UpdateExperiment(const Experiment& exp, std::string* err) override;
   bool AddRun(const RunRecord& run, std::string* err) override;
   bool LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) override;
@@ -54,6 +57,15 @@ class SqliteLedger : public Ledger {
                          std::string* err) override;
   bool LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
                           std::string* err) override;
+  /// A reader checks MACs with the key of ledger_key.h when it is there; a
+  /// writer made the key when it first opened the ledger.
+  bool Verify(LedgerCheck* check, std::string* err) override;
+  bool Repair(std::vector<std::string>* repaired, std::string* err) override;
+
+  /// Every journal entry, oldest first (for `ratchet audit`).
+  bool LoadJournal(std::vector<JournalEntry>* out, std::string* err);
+  /// The key this writer authenticates with (empty bytes: none, see note).
+  const LedgerKey& key() const { return key_; }
 
  private:
   class Query;
@@ -66,8 +78,33 @@ class SqliteLedger : public Ledger {
   /// "<what> in <path>: <sqlite message>", returns false.
   bool Fail(const std::string& what, std::string* err);
 
+  /// Runs `write` (which fills the entry's kind, key and body) and appends its
+  /// journal entry in one transaction.
+  bool Journaled(const std::function<bool(JournalEntry*, std::string*)>& write,
+                 std::string* err);
+  bool AppendJournal(JournalEntry* entry, std::string* err);
+  /// A writer's last steps of Open: the key, a migration, the journal's tail.
+  bool FinishWriterOpen(std::string* err);
+  bool LoadJournalTail(std::string* err);
+  /// Version 1 ledgers: the new columns, the journal, every row journaled.
+  bool MigrateFromVersion1(std::string* err);
+  bool WriteExperiment(const Experiment& exp, bool insert, JournalEntry* entry, std::string* err);
+  bool WriteRun(const RunRecord& run, bool replace, std::string* err);
+  bool WriteMeta(const std::string& key, const std::string& value, std::string* err);
+  bool ReadSession(int id, Session* session, std::string* err);
+  /// The journal's last body per (kind, key); the chain and MACs checked.
+  bool Replay(LedgerCheck* check, std::map<std::pair<std::string, std::string>, std::string>* last,
+              std::string* err);
+  /// The current rows as the journal writes them, by (kind, key).
+  bool CurrentRows(std::map<std::pair<std::string, std::string>, std::string>* rows,
+                   std::string* err);
+
   std::string path_;
   sqlite3* db_;
+  LedgerKey key_;
+  int migrate_from_ = 0;  // the schema version found at open
+  long long last_seq_ = 0;
+  std::string last_hash_;
   std::unordered_map<const char*, sqlite3_stmt*> statements_;  // keyed by SQL literal
 };
 

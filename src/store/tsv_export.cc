@@ -38,7 +38,8 @@ std::string ResultsTsv(const std::vector<Experiment>& experiments, const std::st
   std::set<std::string> others;
   for (const Experiment& e : experiments)
     for (const auto& [name, value] : e.metrics)
-      if (name != metric_name) others.insert(name);
+      // ratchet's own measurements (run.wall_s, ...) are in the JSON export.
+      if (name != metric_name && name.rfind("run.", 0) != 0) others.insert(name);
 
   std::string out = "commit\t" + metric_name + "\tmemory_gb\tstatus\tdescription";
   for (const std::string& name : others) out += "\t" + name;

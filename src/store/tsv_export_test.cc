@@ -85,7 +85,7 @@ TEST(ExperimentsToJson, OneObjectPerExperimentWithEveryField) {
                           "usage",      "mechanisms"}) {
     EXPECT_TRUE(j[1].contains(key)) << key;
   }
-  EXPECT_EQ(j[1].size(), 30u);
+  EXPECT_EQ(j[1].size(), 34u);
   // One experiment per line, for grep and jq -c alike.
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
   EXPECT_EQ(ExperimentsToJson({}), "[]");

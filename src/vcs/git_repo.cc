@@ -1,5 +1,7 @@
 #include "vcs/git_repo.h"
 
+#include "vcs/work_copy.h"
+
 #include <git2.h>
 #include <sys/stat.h>
 
@@ -25,7 +27,6 @@ using IndexPtr = std::unique_ptr<git_index, GitFree<git_index, git_index_free>>;
 using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git_diff_free>>;
 using StatsPtr = std::unique_ptr<git_diff_stats, GitFree<git_diff_stats, git_diff_stats_free>>;
 using StatusPtr = std::unique_ptr<git_status_list, GitFree<git_status_list, git_status_list_free>>;
-using SigPtr = std::unique_ptr<git_signature, GitFree<git_signature, git_signature_free>>;
 
 constexpr const char kStateDir[] = ".ratchet";
 
@@ -72,6 +73,13 @@ bool GitRepo::Open(const std::string& dir, std::unique_ptr<GitRepo>* repo, std::
     return false;
   }
   git_libgit2_init();
+  // Only the repository's own configuration: a global or system file (which a
+  // step could have written, e.g. $HOME/.gitconfig) changes nothing ratchet
+  // does. Process-wide, and ratchet opens no other repositories.
+  for (git_config_level_t level :
+       {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL,
+        GIT_CONFIG_LEVEL_PROGRAMDATA})
+    git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
   git_repository* r = nullptr;
   // NO_SEARCH: a loop directory inside another repository (a checkout of
   // ratchet itself, say) must not silently become that repository.
@@ -216,6 +224,20 @@ bool GitRepo::DirtyPaths(std::vector<std::string>* paths, std::string* err) {
   return true;
 }
 
+bool GitRepo::HasCommit(const std::string& sha, bool* exists, std::string* err) {
+  git_oid oid;
+  *exists = false;
+  if (sha.size() != GIT_OID_HEXSZ || git_oid_fromstr(&oid, sha.c_str()) != 0) return true;
+  git_commit* commit = nullptr;
+  int rc = git_commit_lookup(&commit, repo_, &oid);
+  if (rc == 0) {
+    git_commit_free(commit);
+    *exists = true;
+    return true;
+  }
+  return rc == GIT_ENOTFOUND || Fail("cannot look up commit " + sha, err);
+}
+
 bool GitRepo::ResolveRef(const std::string& ref, std::string* sha, std::string* err) {
   sha->clear();
   git_reference* raw = nullptr;
@@ -266,87 +288,6 @@ bool GitRepo::CheckoutBranch(const std::string& branch, const std::string& start
     return Fail("cannot check out " + branch + " in " + dir_, err);
   if (git_repository_set_head(repo_, full.c_str()) != 0)
     return Fail("cannot point HEAD at " + branch, err);
-  return true;
-}
-
-bool GitRepo::Changes(const std::string& base, std::vector<FileChange>* changes, std::string* err) {
-  git_tree* raw_tree = nullptr;
-  if (!TreeOf(base, &raw_tree, err)) return false;
-  TreePtr tree(raw_tree);
-  git_index* raw_index = nullptr;
-  if (!FreshIndex(&raw_index, err)) return false;
-  IndexPtr index(raw_index);
-  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-  opts.flags =
-      GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_TYPECHANGE;
-  git_diff* raw_diff = nullptr;
-  // "with index": what the index tracks counts (as `git add -A` would keep it)
-  // and its stat cache spares re-hashing unchanged files.
-  if (git_diff_tree_to_workdir_with_index(&raw_diff, repo_, raw_tree, &opts) != 0)
-    return Fail("cannot diff the working tree against " + base, err);
-  DiffPtr diff(raw_diff);
-  changes->clear();
-  size_t n = git_diff_num_deltas(raw_diff);
-  for (size_t i = 0; i < n; ++i) {
-    const git_diff_delta* d = git_diff_get_delta(raw_diff, i);
-    FileChange c;
-    switch (d->status) {
-      case GIT_DELTA_ADDED:
-      case GIT_DELTA_UNTRACKED:
-        c.kind = FileChange::Kind::kAdded;
-        break;
-      case GIT_DELTA_DELETED:
-        c.kind = FileChange::Kind::kDeleted;
-        break;
-      case GIT_DELTA_MODIFIED:
-      case GIT_DELTA_TYPECHANGE:
-      case GIT_DELTA_CONFLICTED:
-        c.kind = FileChange::Kind::kModified;
-        break;
-      default:
-        continue;
-    }
-    c.path = c.kind == FileChange::Kind::kDeleted ? d->old_file.path : d->new_file.path;
-    if (!IsStatePath(c.path.c_str())) changes->push_back(std::move(c));
-  }
-  return true;
-}
-
-bool GitRepo::CommitWorktree(const std::string& parent, const std::string& message,
-                             std::string* sha, std::string* err) {
-  git_index* raw_index = nullptr;
-  if (!FreshIndex(&raw_index, err)) return false;
-  IndexPtr index(raw_index);
-  // As `git add -A`: new and modified files are staged (untracked ignored ones
-  // skipped), and entries whose file is gone are removed.
-  if (git_index_add_all(raw_index, nullptr, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr) != 0)
-    return Fail("cannot stage the working tree of " + dir_, err);
-  git_oid tree_id;
-  if (git_index_write_tree(&tree_id, raw_index) != 0)
-    return Fail("cannot write the tree of the working tree", err);
-  // Written so that the next status/diff reuses the stat data just computed.
-  if (git_index_write(raw_index) != 0) return Fail("cannot write the git index", err);
-  git_tree* raw_tree = nullptr;
-  if (git_tree_lookup(&raw_tree, repo_, &tree_id) != 0) return Fail("cannot read tree", err);
-  TreePtr tree(raw_tree);
-
-  CommitPtr parent_commit;
-  if (!parent.empty() && !LookupCommit(repo_, parent, &parent_commit, err)) return false;
-  git_signature* raw_sig = nullptr;
-  if (git_signature_default(&raw_sig, repo_) != 0 &&
-      git_signature_now(&raw_sig, "ratchet", "ratchet@localhost") != 0) {
-    return Fail("cannot make a commit signature", err);
-  }
-  SigPtr sig(raw_sig);
-  std::string msg = message;
-  if (msg.empty() || msg.back() != '\n') msg += '\n';
-  const git_commit* parents[1] = {parent_commit.get()};
-  git_oid commit_id;
-  if (git_commit_create(&commit_id, repo_, nullptr, raw_sig, raw_sig, nullptr, msg.c_str(),
-                        raw_tree, parent_commit ? 1 : 0, parents) != 0) {
-    return Fail("cannot create commit", err);
-  }
-  *sha = Hex(commit_id);
   return true;
 }
 
@@ -492,6 +433,45 @@ bool GitRepo::Diff(const std::string& from, const std::string& to, std::string* 
   diff_text->assign(buf.ptr, buf.size);
   git_buf_dispose(&buf);
   return true;
+}
+
+void GitRepo::Identity(std::string* name, std::string* email) {
+  *name = "ratchet";
+  *email = "ratchet@localhost";
+  git_config* raw = nullptr;
+  if (git_repository_config_snapshot(&raw, repo_) != 0) return;
+  git_buf buf = GIT_BUF_INIT;
+  if (git_config_get_string_buf(&buf, raw, "user.name") == 0 && buf.size > 0) name->assign(buf.ptr);
+  git_buf_dispose(&buf);
+  buf = GIT_BUF_INIT;
+  if (git_config_get_string_buf(&buf, raw, "user.email") == 0 && buf.size > 0)
+    email->assign(buf.ptr);
+  git_buf_dispose(&buf);
+  git_config_free(raw);
+}
+
+bool GitRepo::CheckoutCopy(const std::string& sha, const std::string& dir, std::string* err) {
+  return ratchet::CheckoutCopy(repo_, sha, dir, err);
+}
+
+bool GitRepo::ScanCopy(const std::string& dir, const std::string& base, CopyScan* scan,
+                       std::string* err) {
+  return ratchet::ScanCopy(repo_, dir, base, scan, err);
+}
+
+bool GitRepo::CommitScan(const CopyScan& scan, const std::string& message, std::string* sha,
+                         std::string* err) {
+  std::string name, email;
+  Identity(&name, &email);
+  return ratchet::CommitScan(repo_, scan, message, name, email, sha, err);
+}
+
+bool GitRepo::Rebase(const std::string& base, const std::string& theirs, const std::string& ours,
+                     const std::string& message, std::string* sha, std::string* conflict,
+                     std::string* err) {
+  std::string name, email;
+  Identity(&name, &email);
+  return RebaseCommit(repo_, base, theirs, ours, message, name, email, sha, conflict, err);
 }
 
 }  // namespace ratchet

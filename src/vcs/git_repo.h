@@ -43,22 +43,12 @@ class GitRepo : public Repo {
   bool Head(std::string* sha, std::string* err) override;
   bool CurrentBranch(std::string* branch, std::string* err) override;
   bool DirtyPaths(std::vector<std::string>* paths, std::string* err) override;
+  bool HasCommit(const std::string& sha, bool* exists, std::string* err) override;
   /// Accepts full names ("refs/ratchet/tried/7", "HEAD") and short ones ("main").
   bool ResolveRef(const std::string& ref, std::string* sha, std::string* err) override;
   /// `start` may be any revision ("" means HEAD). Uncommitted changes that the
   /// checkout would overwrite make it fail rather than be lost.
   bool CheckoutBranch(const std::string& branch, const std::string& start,
-                      std::string* err) override;
-  /// No rename detection: a rename is a deletion plus an addition. A change of
-  /// the executable bit or of file type is kModified.
-  bool Changes(const std::string& base, std::vector<FileChange>* changes,
-               std::string* err) override;
-  /// As `git add -A` then `git commit-tree`: .gitignore is honoured for
-  /// untracked files, deletions are recorded. The index is left holding the
-  /// snapshot (HEAD does not move), which AdvanceBranch and RestoreTo expect.
-  /// The author is the repository's configured user, else
-  /// "ratchet <ratchet@localhost>".
-  bool CommitWorktree(const std::string& parent, const std::string& message, std::string* sha,
                       std::string* err) override;
   /// `ref` must start with "refs/". Overwrites an existing ref.
   bool SetRef(const std::string& ref, const std::string& sha, std::string* err) override;
@@ -76,6 +66,18 @@ class GitRepo : public Repo {
   bool Diff(const std::string& from, const std::string& to, std::string* diff,
             std::string* err) override;
 
+  /// See core/repo.h and vcs/work_copy.h. Commits made here are authored by
+  /// the repository's own user.name and user.email (.git/config only: no
+  /// global or system configuration is read), else "ratchet".
+  bool CheckoutCopy(const std::string& sha, const std::string& dir, std::string* err) override;
+  bool ScanCopy(const std::string& dir, const std::string& base, CopyScan* scan,
+                std::string* err) override;
+  bool CommitScan(const CopyScan& scan, const std::string& message, std::string* sha,
+                  std::string* err) override;
+  bool Rebase(const std::string& base, const std::string& theirs, const std::string& ours,
+              const std::string& message, std::string* sha, std::string* conflict,
+              std::string* err) override;
+
  private:
   GitRepo(std::string dir, git_repository* repo) : dir_(std::move(dir)), repo_(repo) {}
 
@@ -87,6 +89,8 @@ class GitRepo : public Repo {
   bool DiffTrees(const std::string& from, const std::string& to, git_diff** diff, std::string* err);
   /// Index and working tree to `sha`, removing untracked non-ignored files.
   bool ResetWorktree(const std::string& sha, std::string* err);
+  /// The author of ratchet's commits (see CheckoutCopy's comment).
+  void Identity(std::string* name, std::string* email);
 
   std::string dir_;
   git_repository* repo_;

@@ -253,4 +253,32 @@ bool FsWorkspace::Exists(const std::string& rel_path) {
   return Resolve(rel_path, &abs, &err) && ::lstat(abs.c_str(), &st) == 0;
 }
 
+bool FsWorkspace::RemoveAll(const std::string& rel_path, std::string* err) {
+  std::string abs;
+  if (!Resolve(rel_path, &abs, err)) return false;
+  std::error_code ec;
+  std::filesystem::remove_all(abs, ec);
+  if (!ec) return true;
+  // A step may have made folders read-only (or unsearchable) to keep its
+  // files: give every folder back its owner's permissions (each before the
+  // iterator descends into it), then try again.
+  ::chmod(abs.c_str(), 0700);
+  for (auto it = std::filesystem::recursive_directory_iterator(
+           abs, std::filesystem::directory_options::skip_permission_denied, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) ::chmod(it->path().c_str(), 0700);
+  }
+  ec.clear();
+  std::filesystem::remove_all(abs, ec);
+  if (ec) {
+    *err = "cannot remove " + rel_path + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Workspace> FsWorkspace::Subtree(const std::string& rel_path) {
+  return std::make_unique<FsWorkspace>(root_ + "/" + rel_path);
+}
+
 }  // namespace ratchet

@@ -30,6 +30,8 @@ class FsWorkspace : public Workspace {
                   std::string* err) override;
   bool MakeDirs(const std::string& rel_path, std::string* err) override;
   bool Exists(const std::string& rel_path) override;
+  bool RemoveAll(const std::string& rel_path, std::string* err) override;
+  std::unique_ptr<Workspace> Subtree(const std::string& rel_path) override;
 
  private:
   /// root_ + "/" + rel_path, or false if rel_path is absolute or has "..".

@@ -23,6 +23,16 @@ TEST(AssetsTest, PageIsEmbeddedAndSelfContained) {
   }
 }
 
+TEST(AssetsTest, TheDemoPageIsEmbedded) {
+  const Asset* demo = FindAsset("/demo");
+  ASSERT_NE(demo, nullptr);
+  EXPECT_EQ(demo->content_type.substr(0, 9), "text/html");
+  EXPECT_NE(demo->body.find("<script src=\"demo.js{{Q}}\">"), std::string_view::npos);
+  ASSERT_NE(FindAsset("/demo.js"), nullptr);
+  ASSERT_NE(FindAsset("/demo.css"), nullptr);
+  EXPECT_EQ(FindAsset("/demo.html"), nullptr) << "one name for the page";
+}
+
 TEST(AssetsTest, OnlyExactPaths) {
   for (const char* path : {"/../app.js", "/./app.js", "app.js", "/app.js/", "/APP.JS",
                            "/assets/app.js", "//app.js", "/app.js%00", "/etc/passwd", ""}) {

@@ -281,7 +281,7 @@ void DashboardServer::Route() {
     const Asset* asset = FindAsset(req.path);
     if (!asset) return SendError(res, 404, "not found");
     std::string body(asset->body);
-    if (asset->path == "/index.html") {
+    if (asset->path == "/index.html" || asset->path == "/demo") {
       // The page's own script, style and first state request carry the token
       // too (the browser fetches them before any script runs).
       // {{Q}} starts a query string, {{A}} extends one.

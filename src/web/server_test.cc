@@ -250,7 +250,7 @@ TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
   gone.status = Status::kDiscard;
   gone.parent_commit = summary.incumbent;
   gone.candidate_commit = "89abcdef0123456789abcdef0123456789abcdef";
-  ASSERT_TRUE(writer->InsertExperiment(gone, &err)) << err;
+  ASSERT_TRUE(writer->InsertExperiment(&gone, &err)) << err;
 
   std::unique_ptr<LoopDirectory> loop;
   ASSERT_TRUE(OpenLoopDirectory(dir.string(), &loop, &err)) << err;

@@ -17,11 +17,15 @@ exec sh "$@"
 SH
 cat >"$BIN/claude" <<'SH'
 #!/bin/sh
-# Claude Code stand-in: headless, JSON output, edits allowed, no shell.
+# Claude Code stand-in: headless, streamed JSON, edits allowed, no shell, no
+# session kept, a budget; a short retry setting, and a scratch home.
 args="$*"
-for want in "-p" "--output-format json" "--model sonnet" "--permission-mode acceptEdits" "--disallowedTools Bash"; do
+for want in "-p" "--output-format stream-json" "--verbose" "--include-partial-messages" "--model sonnet" \
+    "--permission-mode acceptEdits" "--disallowedTools Bash" "--no-session-persistence" "--max-budget-usd 2"; do
   case " $args " in *" $want "*) ;; *) echo "claude stand-in: missing $want in: $args" >&2; exit 2 ;; esac
 done
+[ "$CLAUDE_CODE_MAX_RETRIES" = 6 ] || { echo "claude stand-in: CLAUDE_CODE_MAX_RETRIES=$CLAUDE_CODE_MAX_RETRIES" >&2; exit 2; }
+case "$HOME" in */.ratchet/homes/*) ;; *) echo "claude stand-in: HOME is $HOME, not a scratch home" >&2; exit 2 ;; esac
 prompt=$(cat)
 case "$prompt" in *"# autoresearch under ratchet"*) ;; *) echo "claude stand-in: program.md not in the prompt" >&2; exit 2 ;; esac
 lr=$(sed -n 's/^LR=//p' train.py)
@@ -63,7 +67,7 @@ expect_contains "$prompt" "Edit only these files: \`train.py\`" "prompt: editabl
 expect_contains "$prompt" "\`prepare.py\`" "prompt: protected"
 expect_contains "$prompt" "Do not run the experiment (\`uv run train.py\`)" "prompt: run command"
 
-out=$("$RATCHET" run "$A" --max-experiments 3 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$A" --max-experiments 3 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 expect_eq "$(sql "$A" "SELECT group_concat(status, ' ') FROM (SELECT status FROM experiments ORDER BY id)")" \
   "keep keep keep" "statuses"
 expect_eq "$(sql "$A" "SELECT description FROM experiments WHERE id=3")" "raise LR from 4 to 5" "description"

@@ -45,7 +45,7 @@ expect_contains "$(cat "$WORK/stderr")" "no experiment yet" "new loop note"
 expect_contains "$before" "# ratchet: experiment #2" "new loop prompt"
 [ ! -e "$L/.ratchet" ] || fail "ratchet prompt wrote .ratchet"
 
-out=$("$RATCHET" run "$L" --max-experiments 3 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 3 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 printed=$("$RATCHET" prompt "$L") || fail "ratchet prompt failed"
 "$RATCHET" prompt "$L" >"$WORK/printed.md"
 expect_eq "$(git -C "$L" status --porcelain)" "" "prompt leaves the tree alone"
@@ -78,7 +78,7 @@ expect_eq "$(grep -c '^<ratchet-data ' "$WORK/printed.md")" "$(grep -c '^</ratch
 expect_eq "$(grep -c '</ratchet-data>' "$WORK/printed.md")" "$(grep -c '^</ratchet-data>$' "$WORK/printed.md")" "no closing fence inside a line"
 
 # Exact: the next experiment's agent gets byte for byte what was printed.
-out=$("$RATCHET" run "$L" --max-experiments 4 2>&1) || fail "second run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 4 2>&1) || stopped_by_rule || fail "second run failed: $out"
 cmp -s "$WORK/printed.md" "$L/.ratchet/runs/4/prompt.md" || fail "prompt.md of #4 differs from 'ratchet prompt'"
 cmp -s "$WORK/printed.md" "$AGENT_LOG_DIR/prompt-4.md" || fail "the agent's stdin for #4 differs from 'ratchet prompt'"
 

@@ -38,7 +38,7 @@ TOML
 
 L=$WORK/loop
 make_loop "$L"
-out=$(AGENT_PLAN="2:good 3:bad 4:good" "$RATCHET" run "$L" --max-experiments 4 2>&1) ||
+out=$(AGENT_PLAN="2:good 3:bad 4:good" "$RATCHET" run "$L" --max-experiments 4 2>&1) || stopped_by_rule ||
   fail "ratchet run failed: $out"
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }
 expect_eq "$(sql "$L" "SELECT status FROM experiments WHERE id=2")" "keep" "#2 approved and kept"
@@ -63,19 +63,19 @@ expect_eq "$(sql "$L" "SELECT calls FROM mechanism_calls WHERE mechanism='review
 # A reviewer that answers nothing usable rejects (fail closed) ...
 G=$WORK/garbage
 make_loop "$G"
-out=$(REVIEWER_MODE=garbage "$RATCHET" run "$G" --max-experiments 2 2>&1) || fail "garbage run failed: $out"
+out=$(REVIEWER_MODE=garbage "$RATCHET" run "$G" --max-experiments 2 2>&1) || stopped_by_rule || fail "garbage run failed: $out"
 expect_contains "$(sql "$G" "SELECT status || ': ' || reason FROM experiments WHERE id=2")" \
   "rejected: the reviewer gave no answer" "garbage reviewer rejects"
 # ... unless on_error = "approve".
 A=$WORK/lenient
 make_loop "$A" 'on_error = "approve"'
-out=$(REVIEWER_MODE=garbage "$RATCHET" run "$A" --max-experiments 2 2>&1) || fail "lenient run failed: $out"
+out=$(REVIEWER_MODE=garbage "$RATCHET" run "$A" --max-experiments 2 2>&1) || stopped_by_rule || fail "lenient run failed: $out"
 expect_eq "$(sql "$A" "SELECT status FROM experiments WHERE id=2")" "keep" "on_error = approve"
 # A reviewer that edits the candidate rejects it, whatever it answers. Without
 # a sandbox the guard sees the edit; with one, the write fails.
 E=$WORK/editing
 make_loop "$E"
-out=$(REVIEWER_MODE=edit "$RATCHET" run "$E" --max-experiments 2 2>&1) || fail "editing run failed: $out"
+out=$(REVIEWER_MODE=edit "$RATCHET" run "$E" --max-experiments 2 2>&1) || stopped_by_rule || fail "editing run failed: $out"
 if grep -q '"sandboxed": true' "$E/.ratchet/runs/2/review.json"; then
   expect_eq "$(sql "$E" "SELECT status FROM experiments WHERE id=2")" "keep" "sandboxed reviewer could not edit"
 else
@@ -84,8 +84,9 @@ else
 fi
 mkdir -p "$WORK/nobwrap" && printf '#!/bin/sh\nexit 1\n' >"$WORK/nobwrap/bwrap" && chmod +x "$WORK/nobwrap/bwrap"
 E2=$WORK/editing2
-make_loop "$E2"
-out=$(PATH="$WORK/nobwrap:$PATH" REVIEWER_MODE=edit "$RATCHET" run "$E2" --max-experiments 2 2>&1) ||
+make_loop "$E2" "[sandbox]
+required = false"
+out=$(PATH="$WORK/nobwrap:$PATH" REVIEWER_MODE=edit "$RATCHET" run "$E2" --max-experiments 2 2>&1) || stopped_by_rule ||
   fail "unsandboxed editing run failed: $out"
 expect_contains "$(sql "$E2" "SELECT status || ': ' || reason FROM experiments WHERE id=2")" \
   "rejected: the reviewer changed the candidate's files" "unsandboxed editing reviewer rejected"

@@ -54,7 +54,7 @@ L=$WORK/loop
 make_loop "$L"
 export AGENT_PLAN="2:good 3:protected 4:nothing 5:hang 6:fail 7:ledger 8:outside 9:good"
 started=$SECONDS
-out=$(PATH="$WORK/nobwrap:$PATH" "$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$(PATH="$WORK/nobwrap:$PATH" "$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 took=$((SECONDS - started))
 
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }
@@ -65,7 +65,7 @@ expect_eq "$(sql "$L" "SELECT hypothesis FROM experiments WHERE id=2")" "x neare
 expect_eq "$(status_of 3)" "out_of_scope: changed protected file score.sh" "#3 protected file"
 expect_eq "$(status_of 4)" "no_change: the agent changed nothing; it said: no change: x looks optimal" "#4 nothing"
 expect_contains "$(status_of 5)" "propose_failed: the agent timed out after 2.0s" "#5 hangs"
-expect_eq "$(status_of 6)" "propose_failed: the agent exit 3 (log: .ratchet/runs/6/agent.log)" "#6 exits non-zero"
+expect_eq "$(status_of 6)" "propose_failed: the agent exit 3: agent: API error 529 overloaded (log: .ratchet/runs/6/agent.log)" "#6 exits non-zero, with what it said last"
 expect_eq "$(status_of 7)" "propose_failed: the agent changed .git/refs/heads/forged, .ratchet/ledger.db-wal, .ratchet/notes.md (put back); .git and .ratchet are ratchet's, the agent must not write them (log: .ratchet/runs/7/agent.log)" "#7 writes the ledger"
 expect_eq "$(status_of 8)" "out_of_scope: created other.txt, which is not in edit.files" "#8 outside the rules"
 expect_eq "$(sql "$L" "SELECT status || ' ' || description FROM experiments WHERE id=9")" \
@@ -111,7 +111,7 @@ if bwrap --dev-bind / / --ro-bind /etc /etc true 2>/dev/null; then
   S=$WORK/sandboxed
   make_loop "$S"
   export AGENT_PLAN="2:ledger"
-  out=$("$RATCHET" run "$S" --max-experiments 2 2>&1) || fail "sandboxed run failed: $out"
+  out=$("$RATCHET" run "$S" --max-experiments 2 2>&1) || stopped_by_rule || fail "sandboxed run failed: $out"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.json")" '"sandboxed": true' "sandboxed #2"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.log")" "ledger write: refused" "sandbox refuses the ledger"
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.log")" "ref write: refused" "sandbox refuses .git"

@@ -39,7 +39,7 @@ TOML
 B=$WORK/breaker
 make_loop "$B" "consecutive_failures = 4"
 out=$(AGENT_PLAN="2:good 3:fail 4:nothing 5:protected 6:fail" AGENT_DEFAULT=good \
-  "$RATCHET" run "$B" 2>&1) || fail "breaker run failed: $out"
+  "$RATCHET" run "$B" 2>&1) || stopped_by_rule || fail "breaker run failed: $out"
 expect_contains "$out" "stopped: circuit breaker: 4 failed experiments in a row (last: #6 propose_failed: the agent exit 3" "breaker reason"
 expect_eq "$(sql "$B" "SELECT count(*) FROM experiments")" "6" "breaker fired at the 4th failure"
 expect_eq "$(sql "$B" "SELECT group_concat(status, ' ') FROM (SELECT status FROM experiments ORDER BY id)")" \
@@ -49,18 +49,18 @@ expect_contains "$(sql "$B" "SELECT stop_reason FROM sessions")" "circuit breake
 B2=$WORK/breaker2
 make_loop "$B2" "consecutive_failures = 4"
 out=$(AGENT_PLAN="2:fail 3:fail 4:fail 6:fail 7:fail 8:fail" AGENT_DEFAULT=good \
-  "$RATCHET" run "$B2" --max-experiments 9 2>&1) || fail "breaker2 run failed: $out"
+  "$RATCHET" run "$B2" --max-experiments 9 2>&1) || stopped_by_rule || fail "breaker2 run failed: $out"
 expect_contains "$out" "stopped: reached stop.max_experiments (9)" "a keep resets the breaker"
 
 # Cost: each proposal reports $0.10; the stop is $0.25, so it fires after
 # the third proposal (0.30 >= 0.25), before a fourth is paid for.
 C=$WORK/cost
 make_loop "$C" "cost_usd = 0.25"
-out=$(AGENT_COST=0.1 "$RATCHET" run "$C" 2>&1) || fail "cost run failed: $out"
+out=$(AGENT_COST=0.1 "$RATCHET" run "$C" 2>&1) || stopped_by_rule || fail "cost run failed: $out"
 expect_contains "$out" 'stopped: spent $0.30 of stop.cost_usd $0.25' "cost reason"
 expect_eq "$(sql "$C" "SELECT count(*) FROM experiments")" "4" "cost fired after 3 proposals"
 # It holds across sessions: the spend is in the ledger.
-out=$(AGENT_COST=0.1 "$RATCHET" run "$C" 2>&1) || fail "cost rerun failed: $out"
+out=$(AGENT_COST=0.1 "$RATCHET" run "$C" 2>&1) || stopped_by_rule || fail "cost rerun failed: $out"
 expect_contains "$out" 'stopped: spent $0.30 of stop.cost_usd $0.25' "cost on resume"
 expect_eq "$(sql "$C" "SELECT count(*) FROM experiments")" "4" "no experiment after resume"
 
@@ -70,7 +70,7 @@ expect_eq "$(sql "$C" "SELECT count(*) FROM experiments")" "4" "no experiment af
 # the real reports reach $0.25 (#2, #4, #5).
 F=$WORK/fake
 make_loop "$F" "cost_usd = 0.25"
-out=$(AGENT_PLAN="3:fakeusage" AGENT_COST=0.1 "$RATCHET" run "$F" 2>&1) || fail "fake-usage run failed: $out"
+out=$(AGENT_PLAN="3:fakeusage" AGENT_COST=0.1 "$RATCHET" run "$F" 2>&1) || stopped_by_rule || fail "fake-usage run failed: $out"
 expect_contains "$out" 'stopped: spent $0.30 of stop.cost_usd $0.25' "fake usage: cost reason"
 expect_eq "$(sql "$F" "SELECT count(*) FROM experiments")" "5" "fake usage: the stop fired after 3 paid proposals"
 expect_eq "$(sql "$F" "SELECT status || ' ' || metric || ' ' || description FROM experiments WHERE id=3")" \
@@ -81,7 +81,7 @@ expect_eq "$(sql "$F" "SELECT json_extract(usage, '$.cost_usd') || ' ' || json_e
 # Tokens: each report is 1500 input + 50 output tokens.
 T=$WORK/tokens
 make_loop "$T" "tokens = 3000"
-out=$("$RATCHET" run "$T" 2>&1) || fail "tokens run failed: $out"
+out=$("$RATCHET" run "$T" 2>&1) || stopped_by_rule || fail "tokens run failed: $out"
 expect_contains "$out" "stopped: used 3100 tokens of stop.tokens 3000" "tokens reason"
 expect_eq "$(sql "$T" "SELECT count(*) FROM experiments")" "3" "tokens fired after 2 proposals"
 finish

@@ -62,7 +62,7 @@ for i in $(seq 1 20); do
   wait_until 10 all_runs_dead || fail "kill $i: a run outlived ratchet"
 done
 
-"$RATCHET" run "$L" >>"$WORK/runs.log" 2>&1 || fail "final run failed: $(tail -5 "$WORK/runs.log")"
+"$RATCHET" run "$L" >>"$WORK/runs.log" 2>&1 || stopped_by_rule || fail "final run failed: $(tail -5 "$WORK/runs.log")"
 
 n=$(sql "$L" "SELECT count(*) FROM experiments")
 expect_eq "$n" "60" "experiments"
@@ -89,7 +89,7 @@ done
 # (the loop lock is held; no other writer can own them) and goes on.
 : >"$L/.git/refs/heads/ratchet/main.lock"
 : >"$L/.git/index.lock"
-out=$("$RATCHET" run "$L" --max-experiments 62 2>&1) || fail "run after planted git locks failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 62 2>&1) || stopped_by_rule || fail "run after planted git locks failed: $out"
 expect_contains "$out" "removed $L/.git/refs/heads/ratchet/main.lock, left by a git write that never finished" "ref lock removed"
 expect_contains "$out" "removed $L/.git/index.lock" "index lock removed"
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE phase = 'done'")" "62" "the loop went on"

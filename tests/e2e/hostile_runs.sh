@@ -71,7 +71,7 @@ SH
 git_init "$L"
 
 started=$SECONDS
-out=$("$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 took=$((SECONDS - started))
 
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }

@@ -63,5 +63,52 @@ git_init() {
   git -C "$1" commit -qm "loop"
 }
 
+# cmd || stopped_by_rule || fail ...: `ratchet run` exits 3 when a stop rule
+# other than the target ended the loop (max_experiments, wall, patience,
+# cost, tokens) and 5 for the circuit breaker: a clean stop, not a failure.
+stopped_by_rule() {
+  local rc=$?
+  [ "$rc" -eq 3 ] || [ "$rc" -eq 5 ]
+}
+
 # pid_alive PID
 pid_alive() { kill -0 "$1" 2>/dev/null; }
+
+# set_table DIR TABLE TEXT: replaces the [TABLE] table of DIR/ratchet.toml
+# (its header and keys, up to the next table) with TEXT, adding it when
+# absent, and commits the change, e.g. to put a stand-in agent in place of
+# a template's real one.
+set_table() {
+  python3 - "$1/ratchet.toml" "$2" "$3" <<'PY'
+import re, sys
+path, table, text = sys.argv[1:]
+lines = open(path).read().splitlines(keepends=True)
+out, skipping, done = [], False, False
+for line in lines:
+    if re.match(r"\[\[?[^\]]+\]\]?\s*(#.*)?$", line.strip()):
+        skipping = line.strip().split("#")[0].strip() == "[" + table + "]"
+        if skipping and not done:
+            out.append(text.rstrip("\n") + "\n")
+            done = True
+    if not skipping:
+        out.append(line)
+if not done:
+    out.append("\n" + text.rstrip("\n") + "\n")
+open(path, "w").write("".join(out))
+PY
+  git -C "$1" commit -qam "test: [$2] for this test"
+}
+
+# start_webhook_server MODE NAME: tests/e2e/webhook_server.py in the
+# background (MODE ok, fail or hang), recording each request as a JSON line
+# in $WORK/NAME.log; sets PORT. The servers end with the scenario.
+WEBHOOK_SERVERS=()
+start_webhook_server() {
+  python3 "$(dirname "${BASH_SOURCE[0]}")/webhook_server.py" "$1" "$WORK/$2.port" "$WORK/$2.log" &
+  WEBHOOK_SERVERS+=("$!")
+  if [ "${#WEBHOOK_SERVERS[@]}" -eq 1 ]; then
+    trap 'for p in "${WEBHOOK_SERVERS[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
+  fi
+  wait_until 10 test -s "$WORK/$2.port" || fail "webhook server $2 did not start"
+  PORT=$(cat "$WORK/$2.port")
+}

@@ -54,7 +54,7 @@ SH
 
 L=$WORK/loop
 make_loop "$L"
-out=$("$RATCHET" run "$L" --max-experiments 12 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 12 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 ev() {  # ev DIR MECHANISM ACTION: the experiment after which the event was recorded
   sql "$1" "SELECT group_concat(experiment_id, ' ') FROM events WHERE kind='mechanism'
             AND json_extract(detail, '$.mechanism')='$2' AND json_extract(detail, '$.action')='$3'"
@@ -102,7 +102,7 @@ expect_contains "$status" "agent-1" "ratchet status shows the mechanism's calls"
 # on, and the agent is asked again (up to max).
 C=$WORK/crash
 make_loop "$C"
-out=$(AUTHOR_MODE=crash "$RATCHET" run "$C" --max-experiments 9 2>&1) || fail "crash run failed: $out"
+out=$(AUTHOR_MODE=crash "$RATCHET" run "$C" --max-experiments 9 2>&1) || stopped_by_rule || fail "crash run failed: $out"
 expect_eq "$(ev "$C" agent-1 check_failed)" "4" "crashing mechanism refused"
 expect_eq "$(sql "$C" "SELECT json_extract(detail, '$.kind') FROM events WHERE json_extract(detail, '$.action')='check_failed' AND experiment_id=4")" \
   "crash" "failure kind recorded"
@@ -114,7 +114,7 @@ expect_contains "$(cat "$C/.ratchet/mechanisms/agent-1/check.json")" '"kind": "c
 # An agent that writes nothing: recorded, and the loop goes on.
 N=$WORK/nothing
 make_loop "$N"
-out=$(AUTHOR_MODE=nothing "$RATCHET" run "$N" --max-experiments 5 2>&1) || fail "nothing run failed: $out"
+out=$(AUTHOR_MODE=nothing "$RATCHET" run "$N" --max-experiments 5 2>&1) || stopped_by_rule || fail "nothing run failed: $out"
 expect_contains "$(sql "$N" "SELECT json_extract(detail, '$.reason') FROM events WHERE json_extract(detail, '$.action')='write_failed'")" \
   "wrote no \`mechanism\` file" "no mechanism recorded"
 expect_eq "$(sql "$N" "SELECT count(*) FROM experiments")" "5" "the loop went on"

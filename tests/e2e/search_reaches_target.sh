@@ -67,10 +67,10 @@ git_init "$L"
 printf 'toy\n' >>"$L/.gitignore"
 git -C "$L" commit -qam "ignore the toy binary"
 
-out=$("$RATCHET" run "$L" --max-experiments 8 2>&1) || fail "first run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 8 2>&1) || stopped_by_rule || fail "first run failed: $out"
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments")" "8" "experiments after the first run"
 
-out=$("$RATCHET" run "$L" 2>&1) || fail "resumed run failed: $out"
+out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "resumed run failed: $out"
 expect_contains "$out" "reached stop.target" "stop reason"
 
 # Every candidate came from the search, with its parameters.

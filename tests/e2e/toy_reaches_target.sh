@@ -43,7 +43,7 @@ echo "set x to $new"
 SH
 git_init "$L"
 
-out=$("$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 expect_contains "$out" "stopped: reached stop.target 0: score 0" "stop reason"
 
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments")" "9" "experiment count"

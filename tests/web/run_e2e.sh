@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The dashboard's browser end-to-end test (Playwright + Debian's chromium).
+# The dashboard's browser end-to-end tests (Playwright + Debian's chromium):
+# the dashboard of a recorded loop, and the /demo page.
 #   tests/web/run_e2e.sh BUILD/ratchet BUILD/src/web/ratchet_web_fixture
 # Needs `scripts/install-deps build web` and, the first time, the npm
-# registry for ./setup (`npm ci`; node_modules is kept in tests/web/). The screenshot
-# goes to test-artifacts/dashboard.png (or $RATCHET_ARTIFACTS).
+# registry for ./setup (`npm ci`; node_modules is kept in tests/web/). The screenshots
+# go to test-artifacts/dashboard.png and demo.png (or $RATCHET_ARTIFACTS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,4 +18,4 @@ for tool in node npm /usr/bin/chromium; do
 done
 cd "$here"
 ./setup
-exec node --test --test-reporter=spec dashboard.test.mjs
+exec node --test --test-reporter=spec dashboard.test.mjs demo.test.mjs

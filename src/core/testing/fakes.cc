@@ -1,6 +1,7 @@
 #include "core/testing/fakes.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/glob.h"
 
@@ -23,11 +24,14 @@ bool FakeRepo::CurrentBranch(std::string* out, std::string*) {
   return true;
 }
 
-bool FakeRepo::DirtyPaths(std::vector<std::string>* paths, std::string* err) {
-  std::vector<FileChange> changes;
-  if (!Changes(refs["refs/heads/" + branch], &changes, err)) return false;
+bool FakeRepo::DirtyPaths(std::vector<std::string>* paths, std::string*) {
   paths->clear();
-  for (const FileChange& c : changes) paths->push_back(c.path);
+  for (const FileChange& c : Diff(worktree, refs["refs/heads/" + branch])) paths->push_back(c.path);
+  return true;
+}
+
+bool FakeRepo::HasCommit(const std::string& sha, bool* exists, std::string*) {
+  *exists = commits.count(sha) > 0;
   return true;
 }
 
@@ -50,31 +54,100 @@ bool FakeRepo::CheckoutBranch(const std::string& name, const std::string& start,
   return true;
 }
 
-bool FakeRepo::Changes(const std::string& base, std::vector<FileChange>* changes,
-                       std::string* err) {
+std::vector<FileChange> FakeRepo::Diff(const FileMap& tree, const std::string& base) const {
+  std::vector<FileChange> changes;
   auto it = commits.find(base);
+  static const FileMap kEmpty;
+  const FileMap& old_tree = it == commits.end() ? kEmpty : it->second;
+  for (const auto& [path, content] : tree) {
+    auto old = old_tree.find(path);
+    if (old != old_tree.end() && old->second == content) continue;
+    FileChange c{old == old_tree.end() ? FileChange::Kind::kAdded : FileChange::Kind::kModified,
+                 path};
+    if (content.rfind("symlink:", 0) == 0)
+      c.problem = "is a symbolic link (to " + content.substr(8) + ")";
+    changes.push_back(c);
+  }
+  for (const auto& [path, content] : old_tree)
+    if (!tree.count(path)) changes.push_back({FileChange::Kind::kDeleted, path});
+  std::sort(changes.begin(), changes.end(),
+            [](const FileChange& a, const FileChange& b) { return a.path < b.path; });
+  return changes;
+}
+
+bool FakeRepo::CheckoutCopy(const std::string& sha, const std::string& dir, std::string* err) {
+  auto it = commits.find(sha);
   if (it == commits.end()) {
-    *err = "no commit " + base;
+    *err = "no commit " + sha;
     return false;
   }
-  changes->clear();
-  for (const auto& [path, content] : worktree) {
-    auto old = it->second.find(path);
-    if (old == it->second.end()) changes->push_back({FileChange::Kind::kAdded, path});
-    else if (old->second != content) changes->push_back({FileChange::Kind::kModified, path});
+  if (copies.count(dir)) {
+    *err = dir + " exists";
+    return false;
   }
-  for (const auto& [path, content] : it->second)
-    if (!worktree.count(path)) changes->push_back({FileChange::Kind::kDeleted, path});
-  std::sort(changes->begin(), changes->end(),
-            [](const FileChange& a, const FileChange& b) { return a.path < b.path; });
+  copies[dir] = it->second;
   return true;
 }
 
-bool FakeRepo::CommitWorktree(const std::string& parent, const std::string& message,
-                              std::string* sha, std::string*) {
+bool FakeRepo::ScanCopy(const std::string& dir, const std::string& base, CopyScan* scan,
+                        std::string* err) {
+  auto it = copies.find(dir);
+  if (it == copies.end() || !commits.count(base)) {
+    *err = "no copy " + dir + " or no commit " + base;
+    return false;
+  }
+  *scan = CopyScan();
+  scan->base = base;
+  scan->changes = Diff(it->second, base);
+  for (const FileChange& c : scan->changes)
+    if (c.kind != FileChange::Kind::kDeleted && c.problem.empty())
+      scan->contents[c.path] = {it->second.at(c.path), false};
+  return true;
+}
+
+bool FakeRepo::CommitScan(const CopyScan& scan, const std::string& message, std::string* sha,
+                          std::string* err) {
+  FileMap tree = commits[scan.base];
+  for (const FileChange& c : scan.changes) {
+    if (!c.problem.empty()) {
+      *err = "cannot commit " + c.path + ": it " + c.problem;
+      return false;
+    }
+    if (c.kind == FileChange::Kind::kDeleted) tree.erase(c.path);
+    else tree[c.path] = scan.contents.at(c.path).bytes;
+  }
   *sha = "c" + std::to_string(next_commit++);
-  commits[*sha] = worktree;
-  parents[*sha] = parent;
+  commits[*sha] = tree;
+  parents[*sha] = scan.base;
+  messages[*sha] = message;
+  return true;
+}
+
+bool FakeRepo::Rebase(const std::string& base, const std::string& theirs, const std::string& ours,
+                      const std::string& message, std::string* sha, std::string* conflict,
+                      std::string*) {
+  const FileMap& b = commits[base];
+  const FileMap& t = commits[theirs];
+  FileMap merged = commits[ours];
+  sha->clear();
+  conflict->clear();
+  static const std::string kAbsent = "(absent)";
+  std::set<std::string> paths;
+  for (const FileMap* m : {&b, &t}) for (const auto& [p, c] : *m) paths.insert(p);
+  for (const std::string& p : paths) {
+    auto get = [&](const FileMap& m) { auto it = m.find(p); return it == m.end() ? std::string(kAbsent) : it->second; };
+    const std::string bv = get(b), tv = get(t), ov = get(commits[ours]);
+    if (tv == bv) continue;                  // theirs did not touch it
+    if (ov != bv && ov != tv) {              // both changed it differently
+      *conflict = p;
+      return true;
+    }
+    if (tv == kAbsent) merged.erase(p);
+    else merged[p] = tv;
+  }
+  *sha = "c" + std::to_string(next_commit++);
+  commits[*sha] = merged;
+  parents[*sha] = ours;
   messages[*sha] = message;
   return true;
 }
@@ -163,7 +236,143 @@ bool FakeWorkspace::AppendFile(const std::string& rel_path, const std::string& c
 }
 
 bool FakeWorkspace::MakeDirs(const std::string&, std::string*) { return true; }
-bool FakeWorkspace::Exists(const std::string& rel_path) { return files.count(rel_path) > 0; }
+bool FakeWorkspace::Exists(const std::string& rel_path) {
+  return files.count(rel_path) > 0 || repo_->copies.count(root_ + "/" + rel_path) > 0;
+}
+
+bool FakeWorkspace::RemoveAll(const std::string& rel_path, std::string*) {
+  const std::string abs = root_ + "/" + rel_path;
+  for (auto it = repo_->copies.begin(); it != repo_->copies.end();) {
+    if (it->first == abs || it->first.rfind(abs + "/", 0) == 0) it = repo_->copies.erase(it);
+    else ++it;
+  }
+  for (auto it = files.begin(); it != files.end();) {
+    if (it->first == rel_path || it->first.rfind(rel_path + "/", 0) == 0) it = files.erase(it);
+    else ++it;
+  }
+  return true;
+}
+
+namespace {
+
+// The files of one working copy of a FakeRepo, as a Workspace.
+class FakeCopyWorkspace : public Workspace {
+ public:
+  FakeCopyWorkspace(FakeRepo* repo, std::string root) : repo_(repo), root_(std::move(root)) {}
+  const std::string& root() const override { return root_; }
+  bool HashFiles(const std::vector<std::string>& globs, std::map<std::string, std::string>* hashes,
+                 std::string*) override {
+    hashes->clear();
+    for (const auto& [path, content] : Files())
+      if (MatchesAny(globs, path)) (*hashes)[path] = "hash:" + content;
+    return true;
+  }
+  bool ReadFile(const std::string& rel, std::string* content, std::string* err) override {
+    auto it = Files().find(rel);
+    if (it == Files().end()) {
+      *err = rel + ": no such file";
+      return false;
+    }
+    *content = it->second;
+    return true;
+  }
+  bool WriteFile(const std::string& rel, const std::string& content, std::string*) override {
+    Files()[rel] = content;
+    return true;
+  }
+  bool AppendFile(const std::string& rel, const std::string& content, std::string*) override {
+    Files()[rel] += content;
+    return true;
+  }
+  bool MakeDirs(const std::string&, std::string*) override { return true; }
+  bool Exists(const std::string& rel) override { return Files().count(rel) > 0; }
+  bool RemoveAll(const std::string& rel, std::string*) override {
+    Files().erase(rel);
+    return true;
+  }
+  std::unique_ptr<Workspace> Subtree(const std::string& rel) override {
+    return std::make_unique<FakeCopyWorkspace>(repo_, root_ + "/" + rel);
+  }
+
+ private:
+  FileMap& Files() { return repo_->copies[root_]; }
+  FakeRepo* repo_;
+  std::string root_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workspace> FakeWorkspace::Subtree(const std::string& rel_path) {
+  return std::make_unique<FakeCopyWorkspace>(repo_, root_ + "/" + rel_path);
+}
+
+StepRunner::StepId FakeStepRunner::Queue(const RunSpec& spec, RunResult result) {
+  Step step{next_++, clock_->mono + std::max(0.0, result.wall_s), spec, std::move(result)};
+  steps_.push_back(step);
+  return step.id;
+}
+
+StepRunner::StepId FakeStepRunner::Start(const RunSpec& spec) {
+  calls.push_back(spec);
+  return Queue(spec, handler ? handler(spec) : Exited(0, ""));
+}
+
+void FakeStepRunner::StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                                    StepId* verifier_id, std::vector<StepId>* server_ids) {
+  calls.push_back(verifier);
+  for (const RunSpec& s : servers) calls.push_back(s);
+  std::pair<RunResult, RunResult> first;
+  if (connected && !servers.empty()) {
+    first = connected(verifier, servers[0]);
+  } else {
+    first.first = handler ? handler(verifier) : Exited(0, "");
+    if (!servers.empty()) first.second = handler ? handler(servers[0]) : Exited(0, "");
+  }
+  *verifier_id = Queue(verifier, first.first);
+  server_ids->clear();
+  for (size_t k = 0; k < servers.size(); ++k)
+    server_ids->push_back(
+        Queue(servers[k], k == 0 ? first.second : handler ? handler(servers[k]) : Exited(0, "")));
+}
+
+bool FakeStepRunner::Wait(double max_wait_s, StepId* id, RunResult* result) {
+  if (steps_.empty()) {
+    clock_->Advance(max_wait_s);
+    return false;
+  }
+  auto first = std::min_element(steps_.begin(), steps_.end(), [](const Step& a, const Step& b) {
+    return a.finish_at < b.finish_at || (a.finish_at == b.finish_at && a.id < b.id);
+  });
+  if (first->finish_at > clock_->mono + max_wait_s) {
+    clock_->Advance(max_wait_s);  // nothing finishes within this wait
+    return false;
+  }
+  Step step = *first;
+  steps_.erase(first);
+  if (step.finish_at > clock_->mono) clock_->Advance(step.finish_at - clock_->mono);
+  if (step.spec.on_line) {
+    size_t start = 0;
+    while (start < step.result.tail.size()) {
+      size_t end = step.result.tail.find('\n', start);
+      if (end == std::string::npos) end = step.result.tail.size();
+      step.spec.on_line(std::string_view(step.result.tail).substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  *id = step.id;
+  *result = step.result;
+  return true;
+}
+
+void FakeStepRunner::Cancel(StepId id) {
+  for (Step& step : steps_) {
+    if (step.id != id || step.result.end == RunResult::End::kCancelled) continue;
+    ++cancels;
+    step.result = RunResult();
+    step.result.end = RunResult::End::kCancelled;
+    step.finish_at = clock_->mono;
+  }
+}
 
 RunResult FakeRunner::Run(const RunSpec& spec) {
   calls.push_back(spec);
@@ -191,13 +400,10 @@ bool FakeLedger::LoadExperiments(std::vector<Experiment>* out, std::string*) {
   return true;
 }
 
-bool FakeLedger::InsertExperiment(const Experiment& exp, std::string* err) {
-  if (exp.id != static_cast<int>(experiments.size()) + 1) {
-    *err = "id " + std::to_string(exp.id) + " is not the next id";
-    return false;
-  }
-  experiments.push_back(exp);
-  phases[exp.id].push_back(exp.phase);
+bool FakeLedger::InsertExperiment(Experiment* exp, std::string*) {
+  exp->id = static_cast<int>(experiments.size()) + 1;
+  experiments.push_back(*exp);
+  phases[exp->id].push_back(exp->phase);
   return true;
 }
 
@@ -273,6 +479,22 @@ bool FakeLedger::AddMechanismCalls(const std::string& mechanism, const std::stri
 bool FakeLedger::LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
                                     std::string*) {
   *out = mechanism_calls;
+  return true;
+}
+
+bool FakeLedger::Verify(LedgerCheck* out, std::string*) {
+  *out = check;
+  return true;
+}
+
+bool FakeLedger::Repair(std::vector<std::string>* repaired, std::string*) {
+  repaired->clear();
+  if (written.empty()) return true;
+  for (const Experiment& e : written) {
+    if (e.id >= 1 && e.id <= static_cast<int>(experiments.size())) experiments[e.id - 1] = e;
+    repaired->push_back("experiment " + std::to_string(e.id));
+  }
+  check = LedgerCheck();
   return true;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ class FakeClock : public Clock {
 using FileMap = std::map<std::string, std::string>;  // path -> content
 
 /// A repository as maps: commits are whole trees, named "c0", "c1", ...
+/// Working copies are maps too, keyed by their folder. A file whose content
+/// starts with "symlink:" stands for a symbolic link (a scan problem).
 class FakeRepo : public Repo {
  public:
   explicit FakeRepo(const FileMap& initial_tree);
@@ -38,12 +41,9 @@ class FakeRepo : public Repo {
   bool Head(std::string* sha, std::string* err) override;
   bool CurrentBranch(std::string* branch, std::string* err) override;
   bool DirtyPaths(std::vector<std::string>* paths, std::string* err) override;
+  bool HasCommit(const std::string& sha, bool* exists, std::string* err) override;
   bool ResolveRef(const std::string& ref, std::string* sha, std::string* err) override;
   bool CheckoutBranch(const std::string& branch, const std::string& start,
-                      std::string* err) override;
-  bool Changes(const std::string& base, std::vector<FileChange>* changes,
-               std::string* err) override;
-  bool CommitWorktree(const std::string& parent, const std::string& message, std::string* sha,
                       std::string* err) override;
   bool SetRef(const std::string& ref, const std::string& sha, std::string* err) override;
   bool AdvanceBranch(const std::string& branch, const std::string& sha,
@@ -53,11 +53,22 @@ class FakeRepo : public Repo {
                 std::string* err) override;
   bool Diff(const std::string& from, const std::string& to, std::string* diff,
             std::string* err) override;
+  bool CheckoutCopy(const std::string& sha, const std::string& dir, std::string* err) override;
+  bool ScanCopy(const std::string& dir, const std::string& base, CopyScan* scan,
+                std::string* err) override;
+  bool CommitScan(const CopyScan& scan, const std::string& message, std::string* sha,
+                  std::string* err) override;
+  bool Rebase(const std::string& base, const std::string& theirs, const std::string& ours,
+              const std::string& message, std::string* sha, std::string* conflict,
+              std::string* err) override;
 
   /// The commits reachable from `ref` by first parents, newest first.
   std::vector<std::string> Log(const std::string& ref) const;
+  /// How `tree` differs from commit `base`.
+  std::vector<FileChange> Diff(const FileMap& tree, const std::string& base) const;
 
-  FileMap worktree;                         // tracked and untracked, not ignored
+  FileMap worktree;                         // the loop directory: tracked and untracked
+  std::map<std::string, FileMap> copies;    // working copies by folder
   std::map<std::string, FileMap> commits;   // sha -> tree
   std::map<std::string, std::string> parents;
   std::map<std::string, std::string> messages;
@@ -72,6 +83,7 @@ class FakeWorkspace : public Workspace {
  public:
   explicit FakeWorkspace(FakeRepo* repo) : repo_(repo) {}
   const std::string& root() const override { return root_; }
+  void set_root(std::string root) { root_ = std::move(root); }  // a real folder, for a test
   bool HashFiles(const std::vector<std::string>& globs, std::map<std::string, std::string>* hashes,
                  std::string* err) override;
   bool ReadFile(const std::string& rel_path, std::string* content, std::string* err) override;
@@ -81,6 +93,10 @@ class FakeWorkspace : public Workspace {
                   std::string* err) override;
   bool MakeDirs(const std::string& rel_path, std::string* err) override;
   bool Exists(const std::string& rel_path) override;
+  /// Removes files under rel_path and working copies at or under it.
+  bool RemoveAll(const std::string& rel_path, std::string* err) override;
+  /// A workspace over the working copy at root()/rel_path.
+  std::unique_ptr<Workspace> Subtree(const std::string& rel_path) override;
 
   FileMap files;    // .ratchet/... and other untracked-by-design files
   FileMap ignored;  // git-ignored files that may be protected
@@ -88,6 +104,41 @@ class FakeWorkspace : public Workspace {
  private:
   FakeRepo* repo_;
   std::string root_ = "/loop";
+};
+
+/// Steps answered by `handler` when they start (default: exit 0, no output);
+/// each finishes `wall_s` of FakeClock time later, and Wait moves the clock
+/// to it. Output lines reach on_line when the step is reported.
+class FakeStepRunner : public StepRunner {
+ public:
+  explicit FakeStepRunner(FakeClock* clock) : clock_(clock) {}
+  StepId Start(const RunSpec& spec) override;
+  void StartConnected(const RunSpec& verifier, const std::vector<RunSpec>& servers,
+                      StepId* verifier_id, std::vector<StepId>* server_ids) override;
+  bool Wait(double max_wait_s, StepId* id, RunResult* result) override;
+  void Cancel(StepId id) override;
+  void Wake() override {}
+  size_t Running() const override { return steps_.size(); }
+
+  std::function<RunResult(const RunSpec&)> handler;
+  /// For a verifier and its (first) server started together; default:
+  /// `handler` on each. Further servers get `handler`.
+  std::function<std::pair<RunResult, RunResult>(const RunSpec&, const RunSpec&)> connected;
+  std::vector<RunSpec> calls;  // every spec started, in order
+  /// Called by Cancel before the step is reported (e.g. to count).
+  int cancels = 0;
+
+ private:
+  struct Step {
+    StepId id;
+    double finish_at;
+    RunSpec spec;
+    RunResult result;
+  };
+  StepId Queue(const RunSpec& spec, RunResult result);
+  FakeClock* clock_;
+  StepId next_ = 1;
+  std::vector<Step> steps_;
 };
 
 /// Answers every Run with `handler` (default: exit 0, no output).
@@ -106,7 +157,7 @@ RunResult Exited(int code, const std::string& output, double wall_s = 1);
 class FakeLedger : public Ledger {
  public:
   bool LoadExperiments(std::vector<Experiment>* out, std::string* err) override;
-  bool InsertExperiment(const Experiment& exp, std::string* err) override;
+  bool InsertExperiment(Experiment* exp, std::string* err) override;
   bool UpdateExperiment(const Experiment& exp, std::string* err) override;
   bool AddRun(const RunRecord& run, std::string* err) override;
   bool LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) override;
@@ -121,7 +172,12 @@ class FakeLedger : public Ledger {
                          std::string* err) override;
   bool LoadMechanismCalls(std::map<std::pair<std::string, std::string>, long long>* out,
                           std::string* err) override;
+  /// Returns `check`; Repair puts `written` back over `experiments` and says so.
+  bool Verify(LedgerCheck* check, std::string* err) override;
+  bool Repair(std::vector<std::string>* repaired, std::string* err) override;
 
+  LedgerCheck check;                  // what Verify reports
+  std::vector<Experiment> written;    // what Repair restores (when not empty)
   std::vector<Experiment> experiments;
   std::vector<RunRecord> runs;
   std::vector<LedgerEvent> events;
@@ -132,7 +188,7 @@ class FakeLedger : public Ledger {
   std::map<int, std::vector<Phase>> phases;
 };
 
-/// A proposer that calls `edit` on the repo's worktree.
+/// A proposer that calls `edit` (which edits the request's working copy).
 class FakeProposer : public Proposer {
  public:
   std::string kind() const override { return "fake"; }

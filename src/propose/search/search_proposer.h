@@ -44,6 +44,8 @@ class SearchProposer : public Proposer {
 
   const SearchSpace& space() const { return config_.space; }
   const SearchOptions& options() const { return config_.options; }
+  const SearchSpace* search_space() const override { return &config_.space; }
+  uint64_t search_seed() const override { return config_.options.seed; }
 
   /// The observations the history teaches (see the top of this file);
   /// `current` is the point in the files (the incumbent's).

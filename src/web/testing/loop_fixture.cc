@@ -130,7 +130,8 @@ bool Record(Writer& w, Experiment exp, bool logs, std::string* err) {
   proposing.status = Status::kNone;
   proposing.metric.reset();
   proposing.metrics.clear();
-  if (!w.ledger->InsertExperiment(proposing, err)) return false;
+  if (!w.ledger->InsertExperiment(&proposing, err)) return false;
+  exp.id = proposing.id;
   exp.phase = Phase::kDone;
   if (!w.ledger->UpdateExperiment(exp, err)) return false;
   RunRecord run;

@@ -1,0 +1,752 @@
+// One experiment's path; see experiment_flow.h for the picture. Every
+// `return Finish(...)` is a decision; every Enter() is a write-ahead.
+#include "core/experiment_flow.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/accept.h"
+#include "core/engine.h"
+#include "core/metrics.h"
+#include "core/scope.h"
+
+namespace ratchet {
+namespace {
+
+// The first line of `text`, trimmed, at most `limit` bytes.
+std::string OneLine(const std::string& text, size_t limit = 300) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return "";
+  size_t end = text.find('\n', start);
+  std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  if (line.size() > limit) line = line.substr(0, limit - 3) + "...";
+  return line;
+}
+
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0fs", s);
+  return buf;
+}
+
+// The last "FAIL: ..." line a trusted step printed, or "".
+std::string FailLine(const std::string& output) {
+  size_t at = output.rfind("FAIL: ");
+  if (at == std::string::npos || (at > 0 && output[at - 1] != '\n')) return "";
+  return OneLine(output.substr(at + 6));
+}
+
+// Engine-measured values, which no printed line may override.
+constexpr const char* kMeasuredPrefix = "run.";
+
+}  // namespace
+
+ExperimentFlow::ExperimentFlow(Engine* engine, Experiment exp)
+    : engine_(engine), exp_(std::move(exp)) {
+  paths_ = PathsOf(engine_->deps_.workspace->root(), exp_.id);
+  first_runs_ = exp_.baseline ? engine_->config_.baseline_repeats : 1;
+}
+
+bool ExperimentFlow::Enter(Phase phase, std::string* err) {
+  exp_.phase = phase;
+  if (!engine_->Write(exp_, err)) return false;
+  if (engine_->deps_.reporter) engine_->deps_.reporter->OnPhase(exp_);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Proposal, commit, scope.
+
+bool ExperimentFlow::Start(std::string* err) {
+  Workspace* ws = engine_->deps_.workspace;
+  const std::string rel_copy = ".ratchet/work/" + std::to_string(exp_.id);
+  if (!ws->MakeDirs(".ratchet/runs/" + std::to_string(exp_.id), err) ||
+      !ws->MakeDirs(".ratchet/work", err) || !ws->RemoveAll(rel_copy, err) ||
+      !engine_->deps_.repo->CheckoutCopy(exp_.parent_commit, paths_.copy, err))
+    return false;
+  if (!exp_.baseline) {
+    stage_ = Stage::kWantProposal;
+    return true;
+  }
+  exp_.description = "baseline";
+  exp_.candidate_commit = exp_.parent_commit;
+  return Enter(Phase::kCommitted, err) && Build(err);
+}
+
+bool ExperimentFlow::OnProposal(const Proposal& proposal, double seconds, std::string* err) {
+  exp_.propose_s = seconds;
+  exp_.description = OneLine(proposal.description);
+  exp_.hypothesis = OneLine(proposal.hypothesis, 1000);
+  exp_.params_json = proposal.params_json;
+  exp_.usage = proposal.usage;
+  exp_.warnings.insert(exp_.warnings.end(), proposal.warnings.begin(), proposal.warnings.end());
+  if (engine_->CancelRequested())
+    return Finish(Status::kInterrupted, "stopped by the user during the proposal", err);
+  if (proposal.outcome == Proposal::Outcome::kFailed) {
+    if (proposal.stop_loop && engine_->stop_reason_.empty()) {
+      engine_->stop_reason_ = "the proposer cannot go on: " + OneLine(proposal.reason);
+      engine_->stop_kind_ = StopKind::kCircuitBreaker;
+    }
+    return Finish(Status::kProposeFailed,
+                  proposal.reason.empty() ? "the proposer failed" : OneLine(proposal.reason), err);
+  }
+  CopyScan scan;
+  if (!engine_->deps_.repo->ScanCopy(paths_.copy, exp_.parent_commit, &scan, err)) return false;
+  if (scan.changes.empty())
+    return Finish(Status::kNoChange,
+                  proposal.reason.empty() ? "the proposer changed nothing" : OneLine(proposal.reason),
+                  err);
+  return Commit(scan, err) && AfterCommit(err);
+}
+
+bool ExperimentFlow::Commit(const CopyScan& scan, std::string* err) {
+  // Entries git cannot hold (a symlink, a fifo) are left out of the commit
+  // and refuse the candidate below; everything else is kept as tried.
+  CopyScan storable = scan;
+  storable.changes.clear();
+  exp_.files_changed.clear();
+  for (const FileChange& c : scan.changes) {
+    exp_.files_changed.push_back(c.path);
+    if (c.problem.empty()) storable.changes.push_back(c);
+  }
+  std::string message = "ratchet #" + std::to_string(exp_.id) + ": " + exp_.description +
+                        "\n\nproposer: " + exp_.proposer;
+  if (!exp_.params_json.empty()) message += "\nparams: " + exp_.params_json;
+  std::string sha;
+  Repo* repo = engine_->deps_.repo;
+  if (!repo->CommitScan(storable, message, &sha, err) ||
+      !repo->SetRef("refs/ratchet/tried/" + std::to_string(exp_.id), sha, err) ||
+      !repo->DiffStat(exp_.parent_commit, sha, &exp_.diff_stat, err))
+    return false;
+  exp_.candidate_commit = sha;
+  if (!Enter(Phase::kCommitted, err)) return false;
+  if (std::string scope = CheckScope(scan.changes, engine_->config_); !scope.empty())
+    return Finish(Status::kOutOfScope, scope, err);
+  return true;
+}
+
+bool ExperimentFlow::AfterCommit(std::string* err) {
+  if (done()) return true;  // refused by the scope rule
+  HookSet* hooks = engine_->deps_.hooks;
+  if (hooks) {
+    CandidateView candidate;
+    candidate.experiment_id = exp_.id;
+    candidate.description = exp_.description;
+    candidate.params_json = exp_.params_json;
+    candidate.files_changed = exp_.files_changed;
+    candidate.candidate_commit = exp_.candidate_commit;
+    candidate.worktree = paths_.copy;
+    candidate.sandbox = ProposerSandbox(engine_->config_, paths_, engine_->sandbox_);
+    for (Mount& m : candidate.sandbox.mounts)
+      if (m.source == paths_.copy) m.kind = Mount::Kind::kReadOnly;
+    candidate.sandbox.home = paths_.Home("review");
+    engine_->MakeHome(candidate.sandbox.home);
+    if (!engine_->deps_.repo->Diff(exp_.parent_commit, exp_.candidate_commit, &candidate.diff,
+                                   err))
+      return false;
+    CandidateVerdict verdict = hooks->OnCandidate(engine_->View(exp_.id), candidate);
+    for (const std::string& name : hooks->TakeTouched()) exp_.mechanisms.push_back(name);
+    exp_.usage.input_tokens += verdict.usage.input_tokens;
+    exp_.usage.output_tokens += verdict.usage.output_tokens;
+    exp_.usage.cost_usd += verdict.usage.cost_usd;
+    if (verdict.veto) return Finish(Status::kRejected, OneLine(verdict.reason), err);
+    if (!verdict.rewritten_params_json.empty()) {
+      std::string why;
+      ProposalRequest request = engine_->MakeRequest(this);
+      if (engine_->deps_.proposer->Reapply(request, verdict.rewritten_params_json, &why)) {
+        CopyScan scan;
+        if (!engine_->deps_.repo->ScanCopy(paths_.copy, exp_.parent_commit, &scan, err))
+          return false;
+        exp_.params_json = verdict.rewritten_params_json;
+        exp_.description += " (rewritten by the outer loop)";
+        if (!Commit(scan, err)) return false;
+        if (done()) return true;
+      } else {
+        engine_->Note("#" + std::to_string(exp_.id) +
+                      ": could not apply the outer loop's rewrite: " + why);
+      }
+    }
+  }
+  return Build(err);
+}
+
+// ---------------------------------------------------------------------------
+// Build and gates.
+
+bool ExperimentFlow::Build(std::string* err) {
+  std::string problem;
+  if (!engine_->CheckTrusted(&problem, err)) return false;
+  if (!problem.empty()) return Finish(Status::kOutOfScope, problem, err);
+  // Exactly the commit, in a clean folder: nothing the proposer (or an
+  // earlier build) left there is built or run.
+  if (exp_.candidate_commit != exp_.parent_commit || rerun_) {
+    if (!engine_->deps_.workspace->RemoveAll(".ratchet/work/" + std::to_string(exp_.id), err) ||
+        !engine_->deps_.repo->CheckoutCopy(exp_.candidate_commit, paths_.copy, err))
+      return false;
+  }
+  if (!Enter(Phase::kBuilding, err)) return false;
+  gate_order_.clear();
+  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
+    if (engine_->config_.gates[i].when == GateConfig::When::kBefore) gate_order_.push_back(i);
+  gate_ = 0;
+  after_gates_done_ = false;
+  const LoopConfig& c = engine_->config_;
+  if (c.build.empty()) return NextGate(err);
+  stage_ = Stage::kBuild;
+  run_step_ = engine_->StartStep(this, Spec(StepKind::kBuild, "build", c.build, c.build_timeout_s));
+  pending_ = {run_step_};
+  return true;
+}
+
+RunSpec ExperimentFlow::Spec(StepKind kind, const std::string& name, const std::string& command,
+                             double timeout_s) const {
+  StepRequest step;
+  step.kind = kind;
+  step.name = name;
+  step.command = command;
+  step.timeout_s = timeout_s;
+  step.attempt = kind == StepKind::kBuild ? 1 : static_cast<int>(runs_.size()) + 1;
+  if (kind == StepKind::kGate || (kind == StepKind::kTrusted && stage_ == Stage::kGate))
+    step.attempt = std::max(1, static_cast<int>(runs_.size()));
+  step.worker = exp_.worker;
+  if (kind == StepKind::kTrusted && stage_ == Stage::kVerify)
+    step.servers = engine_->config_.verify.servers;
+  return StepSpec(engine_->config_, exp_, paths_, step, engine_->sandbox_);
+}
+
+std::string ExperimentFlow::StepFailure(const RunResult& r, const std::string& name) const {
+  if (r.ok()) return "";
+  const std::string log = " (log: .ratchet/runs/" + std::to_string(exp_.id) + "/" + name + ".log)";
+  std::string why = r.Describe();
+  if (r.end == RunResult::End::kFailedToStart && why.find(r.error) == std::string::npos)
+    why += ": " + r.error;
+  if (std::string fail = FailLine(r.tail); !fail.empty()) why += ": " + fail;
+  return why + log;
+}
+
+void ExperimentFlow::StartJudged(const RunSpec& trusted, const std::string& serve_name,
+                                 const std::string& serve_command, double timeout_s, int count,
+                                 StepRunner::StepId* trusted_id) {
+  std::vector<RunSpec> servers;
+  for (int k = 0; k < count; ++k)
+    servers.push_back(Spec(StepKind::kServe, k == 0 ? serve_name : serve_name + "-" + std::to_string(k + 1),
+                           serve_command, timeout_s));
+  serve_steps_.clear();
+  serve_results_.assign(static_cast<size_t>(count), std::nullopt);
+  engine_->StartConnected(this, trusted, servers, trusted_id, &serve_steps_);
+  pending_ = {*trusted_id};
+  pending_.insert(serve_steps_.begin(), serve_steps_.end());
+}
+
+bool ExperimentFlow::TakeServeResult(StepRunner::StepId id, const RunResult& result) {
+  for (size_t k = 0; k < serve_steps_.size(); ++k) {
+    if (serve_steps_[k] != id) continue;
+    serve_results_[k] = result;
+    return true;
+  }
+  return false;
+}
+
+std::string ExperimentFlow::ServeFailure(const std::string& name) const {
+  for (size_t k = 0; k < serve_results_.size(); ++k) {
+    const std::optional<RunResult>& r = serve_results_[k];
+    if (!r || r->ok() || r->end == RunResult::End::kCancelled) continue;
+    return "the model server " +
+           StepFailure(*r, k == 0 ? name + "-serve" : name + "-serve-" + std::to_string(k + 1));
+  }
+  return "";
+}
+
+void ExperimentFlow::StartGate(std::string* err) {
+  (void)err;
+  const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
+  const std::string name = "gate-" + gate.name;
+  stage_ = Stage::kGate;
+  gate_result_.reset();
+  serve_steps_.clear();
+  serve_results_.clear();
+  if (gate.serve.empty()) {
+    gate_step_ = engine_->StartStep(this, Spec(StepKind::kGate, name, gate.command, gate.timeout_s));
+    pending_ = {gate_step_};
+    return;
+  }
+  StartJudged(Spec(StepKind::kTrusted, name, gate.command, gate.timeout_s), name + "-serve",
+              gate.serve, gate.timeout_s, 1, &gate_step_);
+}
+
+bool ExperimentFlow::NextGate(std::string* err) {
+  if (gate_ < gate_order_.size()) {
+    StartGate(err);
+    return true;
+  }
+  if (!after_gates_done_) {  // the before gates passed: the runs
+    if (!Enter(Phase::kRunning, err)) return false;
+    return StartAttempt(rerun_ ? "rerun" : "main", err);
+  }
+  return Judge(err);
+}
+
+// ---------------------------------------------------------------------------
+// Runs and their verification.
+
+bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) {
+  const int n = static_cast<int>(runs_.size()) + 1;
+  const std::string name = n == 1 ? "run" : "run-" + std::to_string(n);
+  current_ = RunRecord();
+  current_.experiment_id = exp_.id;
+  current_.attempt = n;
+  current_.purpose = purpose;
+  current_.log_path = ".ratchet/runs/" + std::to_string(exp_.id) + "/" + name + ".log";
+  const std::string rel_out =
+      ".ratchet/runs/" + std::to_string(exp_.id) + (n == 1 ? "/out" : "/out-" + std::to_string(n));
+  if (!engine_->deps_.workspace->MakeDirs(rel_out, err)) return false;
+  const LoopConfig& c = engine_->config_;
+  RunSpec spec = Spec(StepKind::kRun, name, c.command, c.RunDeadline());
+  if (Reporter* reporter = engine_->deps_.reporter) {
+    const Experiment* exp = &exp_;
+    spec.on_line = [reporter, exp](std::string_view line) {
+      if (IsProgressLine(line)) reporter->OnProgress(*exp, line);
+    };
+    reporter->OnRunStart(exp_, n, purpose);
+  }
+  stage_ = Stage::kRun;
+  run_step_ = engine_->StartStep(this, spec);
+  pending_ = {run_step_};
+  return true;
+}
+
+void ExperimentFlow::MeasureRun(const RunResult& r) {
+  RunRecord& rec = current_;
+  rec.exit_code = r.end == RunResult::End::kExited ? r.exit_code : -1;
+  rec.signal = r.end == RunResult::End::kSignaled ? r.signal : 0;
+  rec.timed_out = r.end == RunResult::End::kTimedOut;
+  rec.wall_s = r.wall_s;
+  rec.cpu_s = r.cpu_s;
+  rec.peak_rss_mb = r.peak_rss_mb;
+  rec.containment = r.containment;
+  rec.sandboxed = r.sandboxed;
+  const LoopConfig& c = engine_->config_;
+  std::map<std::string, double> printed = ParseSummary(r.tail);
+  if (!c.metric_regex.empty()) {
+    double value = 0;
+    if (ParseMetricRegex(r.tail, c.metric_regex, &value)) printed[c.metric_name] = value;
+  }
+  std::map<std::string, double>& into = c.verify.command.empty() ? rec.metrics : rec.claims;
+  for (const auto& [name, value] : printed)
+    if (name.rfind(kMeasuredPrefix, 0) != 0 && std::isfinite(value)) into[name] = value;
+  if (c.verify.command.empty()) {
+    auto found = printed.find(c.metric_name);
+    if (found != printed.end() && std::isfinite(found->second)) rec.metric = found->second;
+  }
+  rec.metrics["run.wall_s"] = r.wall_s;
+  rec.metrics["run.cpu_s"] = r.cpu_s;
+  rec.metrics["run.peak_mem_mb"] = r.peak_rss_mb;
+}
+
+bool ExperimentFlow::MeasureVerify(std::string* problem, Status* status) {
+  const RunResult& v = *verify_result_;
+  const LoopConfig& c = engine_->config_;
+  current_.verify_s = v.wall_s;
+  *status = Status::kNone;
+  if (v.end == RunResult::End::kCancelled || (engine_->CancelRequested() && !v.ok())) {
+    *status = Status::kInterrupted;
+    *problem = "stopped by the user during the verification";
+    return true;
+  }
+  const std::string vname =
+      current_.attempt == 1 ? "verify" : "verify-" + std::to_string(current_.attempt);
+  std::string serve_note = ServeFailure(vname);
+  if (!serve_note.empty()) serve_note = "; " + serve_note;
+  if (!v.ok()) {
+    *status = Status::kCrash;
+    *problem = "verification " + StepFailure(v, vname) + serve_note;
+    return true;
+  }
+  std::map<std::string, double> verified = ParseSummary(v.tail);
+  auto found = verified.find(c.metric_name);
+  if (found == verified.end() || !std::isfinite(found->second)) {
+    *status = Status::kCrash;
+    *problem = found == verified.end()
+                   ? "the verifier printed no " + c.metric_name + serve_note
+                   : "the verifier's " + c.metric_name + " is not a number" + serve_note;
+    return true;
+  }
+  for (const auto& [name, value] : verified)
+    if (name.rfind(kMeasuredPrefix, 0) != 0 && std::isfinite(value)) current_.metrics[name] = value;
+  current_.metric = found->second;
+  // The run's own word about the metric must agree with the judge's.
+  auto claim = current_.claims.find(c.metric_name);
+  if (claim != current_.claims.end()) {
+    const Noise noise = engine_->CurrentNoise();
+    const double tolerance =
+        std::max({c.verify.claim_tolerance, c.verify.claim_sigmas * noise.sigma,
+                  1e-6 * std::max(std::fabs(claim->second), std::fabs(found->second))});
+    if (std::fabs(claim->second - found->second) > tolerance) {
+      *status = Status::kRejected;
+      *problem = "claimed " + c.metric_name + " " + FormatMetric(claim->second) + ", verified " +
+                 FormatMetric(found->second);
+    }
+  }
+  return true;
+}
+
+bool ExperimentFlow::AttemptMeasured(std::string* err) {
+  runs_.push_back(current_);
+  exp_.run_s += current_.wall_s + current_.verify_s;
+  exp_.cpu_s += current_.cpu_s;
+  exp_.peak_rss_mb = std::max(exp_.peak_rss_mb, current_.peak_rss_mb);
+  if (runs_.size() == 1) {
+    exp_.exit_code = current_.exit_code;
+    exp_.signal = current_.signal;
+  }
+  const int n = static_cast<int>(runs_.size());
+  if (rerun_) {
+    if (n - rerun_from_ < first_runs_) return StartAttempt("rerun", err);
+    return Judge(err);
+  }
+  if (confirming_) {
+    if (n - confirm_from_ < engine_->config_.confirm) return StartAttempt("confirm", err);
+    return Judge(err);
+  }
+  if (n < first_runs_) return StartAttempt("baseline_repeat", err);
+  // Verify: the run must not have touched what it may not, and the "after"
+  // gates must pass.
+  std::string problem;
+  if (!engine_->CheckTrusted(&problem, err)) return false;
+  if (!problem.empty()) return Finish(Status::kOutOfScope, problem + " during the run", err);
+  gate_order_.clear();
+  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
+    if (engine_->config_.gates[i].when == GateConfig::When::kAfter) gate_order_.push_back(i);
+  gate_ = 0;
+  after_gates_done_ = true;
+  if (gate_order_.empty()) return Judge(err);
+  StartGate(err);
+  return true;
+}
+
+bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std::string* err) {
+  pending_.erase(id);
+  switch (stage_) {
+    case Stage::kBuild: {
+      exp_.build_s += result.wall_s;
+      if (engine_->CancelRequested() || result.end == RunResult::End::kCancelled)
+        return Finish(Status::kInterrupted, "stopped by the user during the build", err);
+      if (std::string f = StepFailure(result, "build"); !f.empty())
+        return Finish(Status::kCrash, "build failed: " + f, err);
+      return NextGate(err);
+    }
+    case Stage::kGate: {
+      if (!TakeServeResult(id, result)) gate_result_ = result;
+      if (!pending_.empty()) return true;  // the other half of a gate with `serve`
+      const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
+      const std::string name = "gate-" + gate.name;
+      if (!after_gates_done_) exp_.build_s += gate_result_->wall_s;
+      if (engine_->CancelRequested() || gate_result_->end == RunResult::End::kCancelled)
+        return Finish(Status::kInterrupted, "stopped by the user during a gate", err);
+      std::string f = StepFailure(*gate_result_, name);
+      if (f.empty()) f = ServeFailure(name);
+      if (!f.empty()) return Finish(Status::kGateFailed, "gate " + gate.name + " failed: " + f, err);
+      ++gate_;
+      return NextGate(err);
+    }
+    case Stage::kRun: {
+      run_result_ = result;
+      MeasureRun(result);
+      Status status = Status::kNone;
+      std::string problem;
+      const LoopConfig& c = engine_->config_;
+      const std::string name = c.metric_name;
+      const std::string printed =
+          current_.metric ? " after printing " + name + ": " + FormatMetric(*current_.metric) : "";
+      const double deadline = c.RunDeadline();
+      switch (result.end) {
+        case RunResult::End::kCancelled:
+          status = Status::kInterrupted;
+          problem = "stopped by the user during the run";
+          break;
+        case RunResult::End::kTimedOut:
+          status = Status::kTimeout;
+          problem = deadline < c.timeout_s || c.timeout_s <= 0
+                        ? "ran past its budget: killed at " + FormatSeconds(deadline) + " (budget " +
+                              FormatSeconds(c.budget_s) + " + overhead " +
+                              FormatSeconds(*c.overhead_s) + ")"
+                        : "killed at run.timeout (" + FormatSeconds(c.timeout_s) + ")";
+          break;
+        case RunResult::End::kLimit:
+          status = Status::kCrash;
+          problem = "killed by the kernel: " + result.Describe();
+          break;
+        case RunResult::End::kFailedToStart:
+          status = Status::kCrash;
+          problem = "could not start: " + result.error;
+          break;
+        case RunResult::End::kSignaled:
+          status = Status::kCrash;
+          problem = "killed by " + result.Describe() + printed;
+          break;
+        case RunResult::End::kExited:
+          if (result.exit_code != 0) {
+            status = Status::kCrash;
+            problem = result.Describe() + printed;
+          } else if (c.verify.command.empty()) {
+            auto parsed = ParseSummary(result.tail);
+            double regex_value = 0;
+            const bool by_regex =
+                !c.metric_regex.empty() && ParseMetricRegex(result.tail, c.metric_regex, &regex_value);
+            auto found = parsed.find(name);
+            if (!by_regex && found == parsed.end()) {
+              status = Status::kCrash;
+              problem = "no " + name + " in the output (expected a line '" + name +
+                        ": <number>' after '---')";
+            } else if (!by_regex && !std::isfinite(found->second)) {
+              status = Status::kCrash;
+              problem = name + " is " + (std::isnan(found->second) ? "nan" : "inf");
+            }
+          }
+          break;
+      }
+      if (result.output_truncated)
+        engine_->Note("#" + std::to_string(exp_.id) + ": output over run.log_limit was dropped (see " +
+                      current_.log_path + ")");
+      if (status == Status::kNone && !c.verify.command.empty()) {
+        // The judge: a fresh trusted process that reads the run's artifacts,
+        // with the candidate's model code answering it over a pipe.
+        stage_ = Stage::kVerify;
+        verify_result_.reset();
+        const std::string vname = current_.attempt == 1 ? "verify" : "verify-" + std::to_string(current_.attempt);
+        RunSpec verifier = Spec(StepKind::kTrusted, vname, c.verify.command, c.verify.timeout_s);
+        if (c.verify.serve.empty()) {
+          verify_step_ = engine_->StartStep(this, verifier);
+          serve_steps_.clear();
+          serve_results_.clear();
+          pending_ = {verify_step_};
+        } else {
+          StartJudged(verifier, vname + "-serve", c.verify.serve, c.verify.timeout_s,
+                      c.verify.servers, &verify_step_);
+        }
+        return true;
+      }
+      if (status != Status::kNone) {
+        if (!engine_->deps_.ledger->AddRun(current_, err)) return false;
+        runs_.push_back(current_);
+        exp_.run_s += current_.wall_s;
+        if (runs_.size() == 1) exp_.exit_code = current_.exit_code, exp_.signal = current_.signal;
+        const int n = static_cast<int>(runs_.size());
+        std::string prefix = n == 1 ? "" : current_.purpose + " run " + std::to_string(n) + ": ";
+        return Finish(status, prefix + problem, err);
+      }
+      if (!engine_->deps_.ledger->AddRun(current_, err)) return false;
+      return AttemptMeasured(err);
+    }
+    case Stage::kVerify: {
+      if (!TakeServeResult(id, result)) verify_result_ = result;
+      if (!pending_.empty()) return true;
+      Status status = Status::kNone;
+      std::string problem;
+      MeasureVerify(&problem, &status);
+      if (!engine_->deps_.ledger->AddRun(current_, err)) return false;
+      if (status != Status::kNone) {
+        runs_.push_back(current_);
+        exp_.run_s += current_.wall_s + current_.verify_s;
+        if (runs_.size() == 1) exp_.exit_code = current_.exit_code, exp_.signal = current_.signal;
+        const int n = static_cast<int>(runs_.size());
+        std::string prefix = n == 1 ? "" : current_.purpose + " run " + std::to_string(n) + ": ";
+        return Finish(status, prefix + problem, err);
+      }
+      return AttemptMeasured(err);
+    }
+    case Stage::kWantProposal:
+    case Stage::kProposing:
+    case Stage::kDone:
+      break;
+  }
+  *err = "experiment " + std::to_string(exp_.id) + " got a step result it was not waiting for";
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Judging and deciding.
+
+Spread ExperimentFlow::Summarize(bool confirmed) {
+  size_t from = 0;
+  if (rerun_) from = static_cast<size_t>(rerun_from_);
+  else if (confirmed) from = static_cast<size_t>(confirm_from_);
+  std::vector<double> values;
+  std::map<std::string, std::vector<double>> all, claims;
+  for (size_t i = from; i < runs_.size(); ++i) {
+    values.push_back(*runs_[i].metric);
+    for (const auto& [k, v] : runs_[i].metrics) all[k].push_back(v);
+    for (const auto& [k, v] : runs_[i].claims) claims[k].push_back(v);
+  }
+  Spread s = SpreadOf(values);
+  exp_.metric = s.mean;
+  exp_.metric_stddev = s.stddev;
+  exp_.metric_n = s.n;
+  exp_.metrics.clear();
+  for (const auto& [k, v] : all) exp_.metrics[k] = SpreadOf(v).mean;
+  exp_.claims.clear();
+  for (const auto& [k, v] : claims) exp_.claims[k] = SpreadOf(v).mean;
+  return s;
+}
+
+bool ExperimentFlow::Judge(std::string* err) {
+  const LoopConfig& c = engine_->config_;
+  if (exp_.baseline) {
+    Spread spread = Summarize(false);
+    std::string reason = "baseline";
+    if (spread.n > 1) {
+      std::vector<double> values;
+      for (const RunRecord& r : runs_) values.push_back(*r.metric);
+      engine_->AddNoiseGroup(values);
+      reason += ": mean of " + std::to_string(spread.n) + " runs, run-to-run spread " +
+                FormatMetric(spread.stddev);
+    }
+    for (const Constraint& constraint : c.constraints) {
+      auto it = exp_.metrics.find(constraint.metric);
+      if (it == exp_.metrics.end() || !constraint.Holds(it->second))
+        engine_->Note("warning: the baseline does not meet the constraint " + constraint.text);
+    }
+    return Finish(Status::kKeep, reason, err);
+  }
+  const Experiment* incumbent = engine_->Incumbent();
+  if (!incumbent || !incumbent->metric) {
+    *err = "no incumbent to compare experiment " + std::to_string(exp_.id) + " with";
+    return false;
+  }
+  const bool confirmed = confirming_ || rerun_;
+  AcceptInput input;
+  input.candidate = Summarize(confirmed);
+  input.incumbent.mean = *incumbent->metric;
+  input.incumbent.stddev = incumbent->metric_stddev;
+  input.incumbent.n = std::max(1, incumbent->metric_n);
+  if (confirming_ && runs_.size() - static_cast<size_t>(confirm_from_) > 1) {
+    // Repeated runs of one commit, unbiased by selection: they measure the
+    // noise, this decision included.
+    std::vector<double> values;
+    for (size_t i = static_cast<size_t>(confirm_from_); i < runs_.size(); ++i)
+      values.push_back(*runs_[i].metric);
+    engine_->AddNoiseGroup(values);
+  }
+  input.noise = engine_->CurrentNoise();
+  AcceptDecision decision = DecideAccept(input, c, confirmed);
+  if (decision.needs_confirmation && !confirmed) {
+    confirming_ = true;
+    confirm_from_ = static_cast<int>(runs_.size());
+    return StartAttempt("confirm", err);
+  }
+  bool keep = decision.keep;
+  std::string reason = decision.reason;
+  if (HookSet* hooks = engine_->deps_.hooks) {
+    AcceptVerdict verdict = hooks->Accept(engine_->View(exp_.id), exp_, *incumbent);
+    for (const std::string& name : hooks->TakeTouched()) exp_.mechanisms.push_back(name);
+    if (verdict.decided) {
+      keep = verdict.keep;
+      reason = verdict.reason + " (default rule: " + decision.reason + ")";
+    }
+  }
+  return Conclude(keep, reason, err);
+}
+
+bool ExperimentFlow::Conclude(bool keep, const std::string& reason_in, std::string* err) {
+  std::string reason = reason_in;
+  if (keep) {
+    for (const Constraint& constraint : engine_->config_.constraints) {
+      auto it = exp_.metrics.find(constraint.metric);
+      if (it == exp_.metrics.end()) {
+        return Finish(Status::kDiscard,
+                      "constraint " + constraint.text + " cannot be checked: the " +
+                          (engine_->config_.verify.command.empty() ? "run" : "verifier") +
+                          " printed no " + constraint.metric,
+                      err);
+      }
+      if (!constraint.Holds(it->second))
+        return Finish(Status::kDiscard,
+                      "violates constraint " + constraint.text + " (" +
+                          FormatMetric(it->second) + ")",
+                      err);
+    }
+  }
+  if (keep && exp_.parent_commit != engine_->IncumbentCommit()) {
+    std::string moved = MovedIncumbent(err);
+    if (!err->empty()) return false;
+    if (rerun_ && stage_ != Stage::kDone && moved == "rerun") return Build(err);
+    if (!moved.empty() && moved != "rerun") return Finish(Status::kDiscard, reason + "; " + moved, err);
+    reason += " (" + std::string(exp_.tried_commit.empty() ? "" : "applied to the current best #") +
+              std::to_string(engine_->incumbent_id_) + ")";
+  }
+  return Finish(keep ? Status::kKeep : Status::kDiscard, reason, err);
+}
+
+// A winner whose incumbent moved: put its change on the current incumbent.
+// Returns "" when it now sits there (candidate_commit is the new commit,
+// tried_commit what ran), "rerun" when it must run again on it, or why it
+// cannot be kept.
+std::string ExperimentFlow::MovedIncumbent(std::string* err) {
+  err->clear();
+  Repo* repo = engine_->deps_.repo;
+  const std::string ours = engine_->IncumbentCommit();
+  const std::string message = "ratchet #" + std::to_string(exp_.id) + ": " + exp_.description +
+                              "\n\nproposer: " + exp_.proposer + "\napplied onto #" +
+                              std::to_string(engine_->incumbent_id_) +
+                              (exp_.params_json.empty() ? "" : "\nparams: " + exp_.params_json);
+  std::string sha;
+  if (!exp_.params_json.empty()) {
+    // Search parameters: the same values written into the current incumbent.
+    const std::string rel = ".ratchet/work/" + std::to_string(exp_.id) + "-moved";
+    const std::string dir = paths_.loop + "/" + rel;
+    ProposalRequest request = engine_->MakeRequest(this);
+    request.worktree = dir;
+    std::string why;
+    CopyScan scan;
+    if (!engine_->deps_.workspace->RemoveAll(rel, err) || !repo->CheckoutCopy(ours, dir, err))
+      return "";
+    bool applied = engine_->deps_.proposer->Reapply(request, exp_.params_json, &why);
+    bool ok = applied && repo->ScanCopy(dir, ours, &scan, err) &&
+              repo->CommitScan(scan, message, &sha, err);
+    std::string cleanup_err;
+    engine_->deps_.workspace->RemoveAll(rel, &cleanup_err);
+    if (!err->empty()) return "";
+    if (!ok) return "better than its parent but its parameters do not apply to the current best: " + why;
+  } else {
+    std::string conflict;
+    if (!repo->Rebase(exp_.parent_commit, exp_.candidate_commit, ours, message, &sha, &conflict,
+                      err))
+      return "";
+    if (sha.empty())
+      return "better than its parent, but the current best #" +
+             std::to_string(engine_->incumbent_id_) + " changed " + conflict + " too (conflict)";
+  }
+  exp_.tried_commit = exp_.candidate_commit;
+  exp_.candidate_commit = sha;
+  if (engine_->config_.moved == "rerun" && !rerun_) {
+    rerun_ = true;
+    rerun_from_ = static_cast<int>(runs_.size());
+    exp_.parent_commit = ours;
+    return "rerun";
+  }
+  return "";
+}
+
+bool ExperimentFlow::Finish(Status status, const std::string& reason, std::string* err) {
+  exp_.status = status;
+  exp_.reason = reason;
+  exp_.finished_at = engine_->deps_.clock->WallSeconds();
+  if (!Enter(Phase::kDecided, err)) return false;  // write-ahead of the branch move
+  if (status == Status::kKeep && !exp_.baseline && !engine_->AdvanceTo(exp_, err)) return false;
+  if (!engine_->deps_.workspace->RemoveAll(".ratchet/work/" + std::to_string(exp_.id), err))
+    return false;
+  exp_.phase = Phase::kDone;
+  if (!engine_->Write(exp_, err)) return false;
+  stage_ = Stage::kDone;
+  pending_.clear();
+  return engine_->Record(exp_, err);
+}
+
+bool ExperimentFlow::Interrupt(std::string* err) {
+  if (stage_ == Stage::kWantProposal)
+    return Finish(Status::kInterrupted, "stopped by the user before the proposal", err);
+  return true;  // steps and the proposal end themselves, cancelled
+}
+
+}  // namespace ratchet

@@ -1,0 +1,132 @@
+// One experiment, from its proposal to its decision, as a state machine the
+// engine advances with events: the proposal came back, a step finished.
+// Each stage starts the steps it needs through the engine and returns; no
+// stage waits. Every phase change is written to the ledger before the side
+// effect that follows it, so a crash anywhere is recovered from the ledger
+// (Engine::Recover).
+//
+//   Start ─ baseline ───────────────────────────────┐
+//     └── proposal ─> scan the working copy ─> commit┤ (no_change, out_of_scope,
+//                                                    │  rejected, propose_failed)
+//   Build (a fresh copy of exactly the commit) ─> before gates ─> runs:
+//     run ─> [verify + serve] ─> the next run (baseline repeats), then after
+//     gates ─> judge ─> confirm runs ─> judge ─> decided ─> settled (done)
+//
+// A winner whose incumbent moved while it ran (other workers) is rebased onto
+// the current incumbent, or re-applied (search parameters), or run again
+// ([run] moved = "rerun").
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/accept.h"
+#include "core/experiment.h"
+#include "core/proposer.h"
+#include "core/repo.h"
+#include "core/runner.h"
+#include "core/step_specs.h"
+
+namespace ratchet {
+
+class Engine;
+
+class ExperimentFlow {
+ public:
+  /// `exp` has its row in the ledger already (id, parent, phase proposing).
+  ExperimentFlow(Engine* engine, Experiment exp);
+
+  /// The first stage: the working copy; then the build (baseline) or a
+  /// proposal (wants_proposal()). False only when the engine cannot go on.
+  bool Start(std::string* err);
+  /// The proposer's answer (for the request the engine made).
+  bool OnProposal(const Proposal& proposal, double seconds, std::string* err);
+  /// A step of this flow finished.
+  bool OnStep(StepRunner::StepId id, const RunResult& result, std::string* err);
+  /// The user asked to stop now: steps are being cancelled; a flow waiting
+  /// for nothing (its proposal) is finished as interrupted at once.
+  bool Interrupt(std::string* err);
+
+  bool wants_proposal() const { return stage_ == Stage::kWantProposal; }
+  void proposal_started() { stage_ = Stage::kProposing; }
+  bool done() const { return stage_ == Stage::kDone; }
+  const Experiment& exp() const { return exp_; }
+  const ExperimentPaths& paths() const { return paths_; }
+
+ private:
+  enum class Stage {
+    kWantProposal,
+    kProposing,
+    kBuild,
+    kGate,       // gates_[gate_], before or after the runs
+    kRun,        // the command, attempt runs_.size() + 1
+    kVerify,     // [verify] and its serve partner, of that attempt
+    kDone,
+  };
+
+  // Stages.
+  bool Commit(const CopyScan& scan, std::string* err);
+  bool AfterCommit(std::string* err);
+  bool Build(std::string* err);
+  bool NextGate(std::string* err);
+  bool StartAttempt(const std::string& purpose, std::string* err);
+  bool AttemptMeasured(std::string* err);
+  bool Judge(std::string* err);
+  bool Conclude(bool keep, const std::string& reason, std::string* err);
+  bool Finish(Status status, const std::string& reason, std::string* err);
+
+  // Helpers.
+  bool Enter(Phase phase, std::string* err);
+  void StartGate(std::string* err);
+  RunSpec Spec(StepKind kind, const std::string& name, const std::string& command,
+               double timeout_s) const;
+  /// The step's failure in one line, "" when it passed.
+  std::string StepFailure(const RunResult& r, const std::string& name) const;
+  void MeasureRun(const RunResult& r);
+  bool MeasureVerify(std::string* problem, Status* status);
+  /// Starts a trusted command with `count` model servers; the ids go into
+  /// *trusted_id and serve_steps_.
+  void StartJudged(const RunSpec& trusted, const std::string& serve_name,
+                   const std::string& serve_command, double timeout_s, int count,
+                   StepRunner::StepId* trusted_id);
+  /// Records a server's result; true when `id` was one of them.
+  bool TakeServeResult(StepRunner::StepId id, const RunResult& result);
+  /// "; the model server exit 3 (log: ...)" for the first server that failed.
+  std::string ServeFailure(const std::string& name) const;
+  /// The means over the runs that decide (the selection run, or the confirm
+  /// runs alone), into exp_.
+  Spread Summarize(bool confirmed);
+  std::string MovedIncumbent(std::string* err);
+
+  Engine* engine_;
+  Experiment exp_;
+  ExperimentPaths paths_;
+  Stage stage_ = Stage::kWantProposal;
+
+  // The gates in order: before ones, then (after the first runs) after ones.
+  std::vector<size_t> gate_order_;
+  size_t gate_ = 0;
+  bool after_gates_done_ = false;
+  StepRunner::StepId gate_step_ = 0;
+  std::optional<RunResult> gate_result_;
+
+  // Runs: one RunRecord per attempt, in order.
+  std::vector<RunRecord> runs_;
+  RunRecord current_;
+  RunResult run_result_;
+  StepRunner::StepId run_step_ = 0, verify_step_ = 0;
+  std::optional<RunResult> verify_result_;
+  // The model servers of the verifier or of a gate with `serve`.
+  std::vector<StepRunner::StepId> serve_steps_;
+  std::vector<std::optional<RunResult>> serve_results_;
+  int first_runs_ = 1;   // before the decision: 1, or baseline_repeats
+  int confirm_from_ = 0; // index in runs_ of the first confirm run (0: none yet)
+  bool confirming_ = false;
+  bool rerun_ = false;   // running again on a moved incumbent
+  int rerun_from_ = 0;
+  std::set<StepRunner::StepId> pending_;
+};
+
+}  // namespace ratchet
