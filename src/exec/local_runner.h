@@ -41,7 +41,7 @@ class LocalProcessRunner : public ProcessRunner {
 
   /// Whether bwrap works here (probed once per binary and remembered); when
   /// it does not, *why says what failed.
-  bool SandboxAvailable(std::string* why = nullptr);
+  bool SandboxAvailable(std::string* why = nullptr) override;
 
  private:
   LocalRunnerOptions options_;
