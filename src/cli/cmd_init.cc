@@ -1,34 +1,24 @@
 // `ratchet init --template NAME DIR`: a new loop directory from a template,
 // as its own git repository with one commit.
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/loop_dir.h"
+#include "cli/ratchet_home.h"
 #include "exec/local_runner.h"
-
-#ifndef RATCHET_SOURCE_DIR
-#error "RATCHET_SOURCE_DIR must name the ratchet source tree (set by CMake)"
-#endif
 
 namespace fs = std::filesystem;
 
 namespace ratchet {
 namespace {
 
-// Where templates live: $RATCHET_HOME, else the source tree ratchet was built from.
-fs::path RatchetHome() {
-  const char* home = std::getenv("RATCHET_HOME");
-  return home && *home ? fs::path(home) : fs::path(RATCHET_SOURCE_DIR);
-}
-
-std::vector<std::string> TemplateNames() {
+std::vector<std::string> TemplateNames(const fs::path& home) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(RatchetHome() / "templates", ec))
+  for (const auto& entry : fs::directory_iterator(home / "templates", ec))
     if (entry.is_directory()) names.push_back(entry.path().filename());
   std::sort(names.begin(), names.end());
   return names;
@@ -50,11 +40,11 @@ bool Copy(const fs::path& from, const fs::path& to, std::string* err) {
 }
 
 // Copies the template into `dest`. With a MANIFEST ("SOURCE DESTINATION"
-// lines, SOURCE relative to the ratchet tree), exactly what it lists;
+// lines, SOURCE relative to `home`, the ratchet tree), exactly what it lists;
 // without one, the template folder's files but its README.md (which
 // documents the template). *copied gets the loop-relative paths written.
-bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::vector<std::string>* copied,
-                  std::string* err) {
+bool CopyTemplate(const fs::path& home, const fs::path& tmpl, const fs::path& dest,
+                  std::vector<std::string>* copied, std::string* err) {
   const fs::path manifest = tmpl / "MANIFEST";
   if (!fs::exists(manifest)) {
     for (const auto& entry : fs::directory_iterator(tmpl)) {
@@ -74,7 +64,7 @@ bool CopyTemplate(const fs::path& tmpl, const fs::path& dest, std::vector<std::s
     std::string from, to;
     if (!(words >> from) || from[0] == '#') continue;
     if (!(words >> to)) to = fs::path(from).filename();
-    fs::path source = RatchetHome() / from;
+    fs::path source = home / from;
     if (!fs::exists(source)) {
       *err = manifest.string() + ":" + std::to_string(number) + ": " + source.string() +
              " does not exist";
@@ -125,15 +115,18 @@ struct InitOptions {
 };
 
 int Init(const InitOptions& options) {
-  fs::path tmpl = RatchetHome() / "templates" / options.name;
+  std::string err;
+  const fs::path home = FindRatchetHome(&err);
+  if (home.empty()) return Fail(err);
+  fs::path tmpl = home / "templates" / options.name;
   if (!fs::is_directory(tmpl)) {
     std::string known;
-    for (const std::string& n : TemplateNames()) known += (known.empty() ? "" : ", ") + n;
-    return Fail("no template '" + options.name + "'; known: " + known);
+    for (const std::string& n : TemplateNames(home)) known += (known.empty() ? "" : ", ") + n;
+    return Fail("no template '" + options.name + "' in " + (home / "templates").string() +
+                "; known: " + known);
   }
   fs::path dest = fs::absolute(options.dir).lexically_normal();
   std::error_code ec;
-  std::string err;
   std::vector<std::string> copied;
   const std::string message = "ratchet init --template " + options.name;
 
@@ -145,7 +138,7 @@ int Init(const InitOptions& options) {
       return Fail(options.dir + " is not empty and not a git repository; give a new directory");
     if (!status.tail.empty())
       return Fail(options.dir + " has uncommitted changes; commit or stash them first");
-    if (!CopyTemplate(tmpl, dest, &copied, &err)) return Fail(err);
+    if (!CopyTemplate(home, tmpl, dest, &copied, &err)) return Fail(err);
     IgnoreRatchetFiles(dest);
     std::vector<std::string> add = {"add", "--", ".gitignore"};
     add.insert(add.end(), copied.begin(), copied.end());
@@ -156,7 +149,7 @@ int Init(const InitOptions& options) {
   } else {
     fs::create_directories(dest, ec);
     if (ec) return Fail("cannot create " + dest.string() + ": " + ec.message());
-    if (!CopyTemplate(tmpl, dest, &copied, &err)) {
+    if (!CopyTemplate(home, tmpl, dest, &copied, &err)) {
       fs::remove_all(dest, ec);  // leave nothing half-made behind
       return Fail(err);
     }

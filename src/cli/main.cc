@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "ratchet_version.h"  // generated at build time: RATCHET_VERSION
 
 namespace ratchet {
 int& ExitCode() {
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
       "recording everything in .ratchet/ledger.db.",
       "ratchet"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ratchet 0.1.0");
+  app.set_version_flag("--version", "ratchet " RATCHET_VERSION);
   ratchet::AddInitCommand(app);
   ratchet::AddRunCommand(app);
   ratchet::AddStatusCommand(app);

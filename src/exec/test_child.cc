@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     std::string out;
     for (int fd : fds) {
       if (fcntl(fd, F_GETFD) < 0) continue;
-      out += (out.empty() ? "" : " ") + std::to_string(fd);
+      if (!out.empty()) out += ' ';
+      out += std::to_string(fd);
     }
     std::printf("%s\n", out.c_str());
     return 0;

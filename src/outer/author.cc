@@ -15,7 +15,7 @@ namespace {
 constexpr int kTraceRows = 40;
 
 std::string ExperimentRow(const Experiment& e) {
-  std::string row = "#" + std::to_string(e.id) + " " + StatusName(e.status);
+  std::string row = '#' + std::to_string(e.id) + " " + StatusName(e.status);
   if (e.metric) row += " " + FormatMetric(*e.metric);
   row += e.params_json.empty() ? "  " + e.description : "  " + e.params_json;
   return row;

@@ -16,7 +16,7 @@ namespace {
 constexpr uint64_t kExploreStream = 0xe7a1, kRestartStream = 0x4e57;
 
 std::string Count(int step, int of) {
-  return "(" + std::to_string(step + 1) + " of " + std::to_string(of) + ")";
+  return '(' + std::to_string(step + 1) + " of " + std::to_string(of) + ")";
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ std::vector<Experiment> SyntheticTrace(const LoopConfig& config, const SearchSpa
     e.phase = Phase::kDone;
     e.status = rows[i].status;
     e.parent_commit = incumbent;
-    e.candidate_commit = "c" + std::to_string(i + 1);
+    e.candidate_commit = 'c' + std::to_string(i + 1);
     e.description = e.baseline ? "baseline" : "made-up change " + std::to_string(e.id);
     e.files_changed = config.edit_files.empty() ? std::vector<std::string>{"file"}
                                                 : std::vector<std::string>{config.edit_files[0]};

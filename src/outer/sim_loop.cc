@@ -31,7 +31,7 @@ void SimLoop::Finish(Experiment exp, const Point* point) {
   exp.phase = Phase::kDone;
   if (hooks_) exp.mechanisms = hooks_->TakeTouched();
   if (exp.status == Status::kKeep) {
-    exp.candidate_commit = "c" + std::to_string(exp.id);
+    exp.candidate_commit = 'c' + std::to_string(exp.id);
     if (point) incumbent_point_ = *point;
   }
   history_.push_back(exp);

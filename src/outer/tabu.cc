@@ -99,7 +99,7 @@ bool TabuMechanism::DoOnCandidate(const LoopView& view, const CandidateView& can
     verdict->veto = true;
     verdict->reason = "tabu: within " + Radius(options_.radius) + " of #" +
                       std::to_string(e->id) + " (" + StatusName(e->status) +
-                      (e->metric ? " " + FormatMetric(*e->metric) : std::string()) + ")";
+                      (e->metric ? ' ' + FormatMetric(*e->metric) : std::string()) + ")";
     return true;
   }
   return false;

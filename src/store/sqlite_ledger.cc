@@ -36,7 +36,7 @@ std::string Join(const std::string& (*each)(int, std::string*), const char* sep)
 }
 
 const std::string& ColumnName(int i, std::string* s) { return *s = kExperimentColumns[i]; }
-const std::string& Placeholder(int i, std::string* s) { return *s = "?" + std::to_string(i + 1); }
+const std::string& Placeholder(int i, std::string* s) { return *s = '?' + std::to_string(i + 1); }
 const std::string& Assignment(int i, std::string* s) {
   return *s = std::string(kExperimentColumns[i]) + " = ?" + std::to_string(i + 1);
 }

@@ -49,13 +49,13 @@ std::string ResultsTsv(const std::vector<Experiment>& experiments, const std::st
     const std::string& commit =
         !e.candidate_commit.empty() ? e.candidate_commit : (e.baseline ? e.parent_commit : "");
     out += commit.substr(0, 7);
-    out += "\t" + Fixed(e.metric.value_or(0.0), 6);
-    out += "\t" + Fixed(MemoryGb(e), 1);
-    out += "\t" + std::string(StatusName(e.status));
-    out += "\t" + OneLine(e.description);
+    out += '\t' + Fixed(e.metric.value_or(0.0), 6);
+    out += '\t' + Fixed(MemoryGb(e), 1);
+    out += '\t' + std::string(StatusName(e.status));
+    out += '\t' + OneLine(e.description);
     for (const std::string& name : others) {
       auto it = e.metrics.find(name);
-      out += "\t" + Fixed(it == e.metrics.end() ? 0.0 : it->second, 6);
+      out += '\t' + Fixed(it == e.metrics.end() ? 0.0 : it->second, 6);
     }
     out += "\n";
   }

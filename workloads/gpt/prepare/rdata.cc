@@ -235,7 +235,7 @@ class Reader {
     if (!Item(&list, depth + 1, err)) return false;
     if (list.type != RObject::kPairList) return Fail("attributes are not a pairlist", err);
     for (size_t i = 0; i < list.items.size(); ++i) {
-      out->attributes.emplace_back(list.tags[i], std::move(list.items[i]));
+      out->attributes.push_back({list.tags[i], std::move(list.items[i])});
     }
     return true;
   }

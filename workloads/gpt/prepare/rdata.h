@@ -14,6 +14,8 @@
 
 namespace gpt {
 
+struct RAttribute;  // below: a name and an RObject
+
 /// One unserialised R object. `type` is R's SEXPTYPE number.
 struct RObject {
   enum Type : int {
@@ -34,12 +36,17 @@ struct RObject {
   std::vector<double> reals;      // kReal
   std::vector<RObject> items;     // kList elements; kPairList values
   std::vector<std::string> tags;  // kPairList tags ("" when untagged)
-  std::vector<std::pair<std::string, RObject>> attributes;
+  std::vector<RAttribute> attributes;  // (a std::pair of an incomplete type is ill-formed)
 
   /// The attribute called `name`, or null.
   const RObject* Attribute(const std::string& name) const;
   /// The "names" attribute as strings (empty if absent).
   std::vector<std::string> Names() const;
+};
+
+struct RAttribute {
+  std::string name;
+  RObject value;
 };
 
 /// Parses one serialised object (a stream starting "X\n"). Strings marked
