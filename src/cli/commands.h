@@ -20,6 +20,7 @@ void AddNoteCommand(CLI::App& app);
 void AddPauseCommands(CLI::App& app);  // pause and resume
 void AddScheduleCommand(CLI::App& app);
 void AddFinalizeCommand(CLI::App& app);
+void AddAuditCommand(CLI::App& app);
 
 /// The exit code a subcommand's callback sets (CLI11 callbacks return void).
 int& ExitCode();

@@ -15,9 +15,9 @@
 
 namespace ratchet {
 
-int Fail(const std::string& message) {
+int Fail(const std::string& message, int code) {
   std::cerr << "ratchet: " << message << "\n";
-  return 1;
+  return code;
 }
 
 bool FileExists(const std::string& path) {

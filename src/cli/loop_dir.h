@@ -30,6 +30,6 @@ bool FileExists(const std::string& path);
 bool ReadWholeFile(const std::string& path, std::string* content, std::string* err);
 
 /// Prints "ratchet: <message>" on stderr and returns 1 (for `return Fail(...)`).
-int Fail(const std::string& message);
+int Fail(const std::string& message, int code = 1);  // prints it; returns code
 
 }  // namespace ratchet

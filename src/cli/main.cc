@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   ratchet::AddPauseCommands(app);
   ratchet::AddScheduleCommand(app);
   ratchet::AddFinalizeCommand(app);
+  ratchet::AddAuditCommand(app);
   CLI11_PARSE(app, argc, argv);
   return ratchet::ExitCode();
 }
