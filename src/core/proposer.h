@@ -29,6 +29,9 @@ struct ProposalRequest {
   const std::vector<Experiment>* history = nullptr;
   /// The current best (the last kept experiment); null before the baseline.
   const Experiment* incumbent = nullptr;
+  /// Experiments in flight on other workers (description, params; no
+  /// result yet), so a proposer does not propose the same thing again.
+  const std::vector<Experiment>* in_flight = nullptr;
   /// Guidance lines from outer-loop mechanisms (text for agents).
   std::vector<std::string> guidance;
   /// Constraints or a region for a search proposer, as a JSON object from
