@@ -121,10 +121,12 @@ std::vector<Point> SearchProposer::Pending(const ProposalRequest& request,
   if (!request.in_flight) return out;
   for (const Experiment& e : *request.in_flight) {
     Point p;
-    if (e.params_json.empty() || !PointFromParams(config_.space, e.params_json, current, &p)) {
+    if (e.params_json.empty()) {
+      // The baseline runs the files as they are, before any keep.
+      if (e.baseline) out.push_back(current);
       continue;
     }
-    out.push_back(std::move(p));
+    if (PointFromParams(config_.space, e.params_json, current, &p)) out.push_back(std::move(p));
   }
   return out;
 }

@@ -15,8 +15,9 @@
 // longer has are ignored, and points outside the space are skipped.
 // Experiments in flight on other workers (request.in_flight, by their
 // params_json, read the same way) are pending points: never proposed again,
-// and the search spreads away from them (optimizer.h). One still being
-// proposed (no params_json yet) is not known and is skipped.
+// and the search spreads away from them (optimizer.h). The baseline in
+// flight is the point in the files; another without params_json (still being
+// proposed) is not known yet and is skipped.
 #pragma once
 
 #include <memory>

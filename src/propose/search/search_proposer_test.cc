@@ -268,6 +268,11 @@ TEST_F(SearchProposerTest, ExperimentsInFlightAreNotProposedAgain) {
   const std::vector<Point> pending = proposer->Pending(r, {0.04, 4});
   ASSERT_EQ(pending.size(), 5u);
   EXPECT_EQ(pending[0], (Point{0.04, 2}));
+  // The baseline in flight is the point in the files.
+  std::vector<Experiment> baseline = {Exp(1, Status::kNone, "", std::nullopt)};
+  ProposalRequest first = Request(2);
+  first.in_flight = &baseline;
+  EXPECT_EQ(proposer->Pending(first, {0.04, 4}), (std::vector<Point>{{0.04, 4}}));
   Proposal p = proposer->Propose(r);
   ASSERT_EQ(p.outcome, Proposal::Outcome::kCandidate) << p.reason;
   EXPECT_EQ(p.description, "DEPTH=8");
