@@ -43,7 +43,7 @@ bool ExploreMechanism::DoBeforePropose(const LoopView& view, Guidance* guidance)
   hints.next.reset();
   const std::vector<Observation> history =
       ObservationsOf(space, *view.history, view.config->goal, &anchor);
-  const SearchContext ctx(space, hints, anchor, history);
+  const SearchContext ctx(space, hints, anchor, history, /*pending=*/{});
   // One design per episode (and incumbent): its rows are used in turn, as
   // each used row is then tried.
   const uint64_t seed = MixSeed(MixSeed(context_.seed, kExploreStream),
@@ -108,7 +108,7 @@ bool RestartMechanism::DoBeforePropose(const LoopView& view, Guidance* guidance)
   const std::vector<Observation> history =
       ObservationsOf(space, *view.history, view.config->goal, &anchor);
   // The elite's values stand in for frozen parameters: the step is taken there.
-  const SearchContext ctx(space, hints, *center, history);
+  const SearchContext ctx(space, hints, *center, history, /*pending=*/{});
   Rng rng(MixSeed(MixSeed(context_.seed, kRestartStream), static_cast<uint64_t>(view.next_id)));
   const double dims = static_cast<double>(std::max<size_t>(ctx.free_dims().size(), 1));
   for (int attempt = 0; attempt < 300; ++attempt) {

@@ -20,15 +20,18 @@ std::vector<Point> LatinHypercube(const SearchContext& ctx, int size, uint64_t s
 /// design; `method` says which ("lhs 3/8").
 bool SuggestLhs(const SearchContext& ctx, int size, uint64_t seed, Point* out, std::string* method);
 
+/// Pending points (ctx.pending()) join the bad group.
 bool SuggestTpe(const SearchContext& ctx, const std::vector<Observation>& history, Rng& rng,
                 Point* out);
 
 /// Steps from `center`; the step size is replayed from the history (grown
-/// after each new best, shrunk otherwise) unless the hints set it.
+/// after each new best, shrunk otherwise) unless the hints set it. A step
+/// within half the step size of a pending point is redrawn (for a while).
 bool SuggestLocal(const SearchContext& ctx, const std::vector<Observation>& history,
                   const Point& center, Rng& rng, Point* out, std::string* method);
 
-bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history, Rng& rng,
-               Point* out);
+/// Pending points (ctx.pending()) enter the model with the value `liar` says.
+bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history,
+               SearchOptions::Liar liar, Rng& rng, Point* out);
 
 }  // namespace ratchet

@@ -1,7 +1,10 @@
 // Model-based search with a Gaussian process: expected improvement over the
 // best posterior mean, times the chance of not failing squared. Candidates
 // come from the whole region and from steps around the best points; the best
-// few are refined by a short local search on the acquisition.
+// few are refined by a short local search on the acquisition. Points in
+// flight enter the model with a lie (a constant liar or the kriging
+// believer) after the fit, so the hyperparameters come from real results
+// alone and the expected improvement falls where another worker already is.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -108,8 +111,8 @@ void TrimForCost(std::vector<const Observation*>* values,
 
 }  // namespace
 
-bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history, Rng& rng,
-               Point* out) {
+bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history,
+               SearchOptions::Liar liar, Rng& rng, Point* out) {
   std::vector<const Observation*> values, failures;
   SplitObservations(history, &values, &failures);
   if (values.size() < 3) return false;
@@ -124,6 +127,7 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
     y.push_back(o->value);
   }
   std::vector<double> z = CompressedScores(y);
+  const double best_z = *std::min_element(z.begin(), z.end());
   // A failure enters the regression as the worst result seen, so the model
   // itself slopes away from a region that crashes (the chance of failing
   // below then keeps the search off its edge).
@@ -151,6 +155,24 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
   std::sort(ranked.begin(), ranked.end());
   model.best = ranked[0].first;
   const size_t n_centres = std::min<size_t>(5, ranked.size());
+  if (!ctx.pending().empty()) {
+    std::vector<std::vector<double>> px;
+    std::vector<double> lies;
+    for (const Point& q : ctx.pending()) {
+      px.push_back(ctx.Encode(q));
+      double lie = 0;  // kMean: the results are standardised to mean 0
+      if (liar == SearchOptions::Liar::kBest) lie = best_z;
+      if (liar == SearchOptions::Liar::kWorst) lie = worst;
+      if (liar == SearchOptions::Liar::kBeliever) {
+        // The real results' model at q: conditioning on it keeps the mean
+        // everywhere and only shrinks the variance around q.
+        double var;
+        model.gp.Predict(px.back(), &lie, &var);
+      }
+      lies.push_back(lie);
+    }
+    if (!model.gp.Condition(px, lies)) return false;
+  }
 
   const int kCandidates = 1000;
   const int n_global = static_cast<int>(std::lround(kCandidates * exploration));

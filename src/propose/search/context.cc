@@ -6,8 +6,9 @@
 namespace ratchet {
 
 SearchContext::SearchContext(const SearchSpace& space, const SearchHints& hints,
-                             const Point& anchor, const std::vector<Observation>& history)
-    : space_(space), hints_(hints), anchor_(anchor) {
+                             const Point& anchor, const std::vector<Observation>& history,
+                             const std::vector<Point>& pending)
+    : space_(space), hints_(hints), anchor_(anchor), pending_(pending) {
   const size_t n = space.size();
   free_mask_.assign(n, true);
   lo_.assign(n, 0);
@@ -21,6 +22,25 @@ SearchContext::SearchContext(const SearchSpace& space, const SearchHints& hints,
     }
   }
   for (const Observation& o : history) tried_.insert(o.point);
+  pending_set_.insert(pending.begin(), pending.end());
+}
+
+bool SearchContext::NearPending(const Point& point, double radius) const {
+  for (const Point& q : pending_) {
+    if (q.size() != point.size()) continue;
+    double d2 = 0;
+    bool same_choices = true;
+    for (size_t i = 0; i < point.size() && same_choices; ++i) {
+      if (IsChoice(i)) {
+        same_choices = point[i] == q[i];
+      } else {
+        const double d = space_.ToUnit(i, point[i]) - space_.ToUnit(i, q[i]);
+        d2 += d * d;
+      }
+    }
+    if (same_choices && d2 <= radius * radius) return true;
+  }
+  return false;
 }
 
 bool SearchContext::Allowed(size_t i, size_t k) const {
@@ -72,7 +92,7 @@ Point SearchContext::Decode(const std::vector<double>& x) const {
 }
 
 bool SearchContext::Admissible(const Point& point) const {
-  if (!space_.Contains(point) || tried_.count(point)) return false;
+  if (!space_.Contains(point) || tried_.count(point) || pending_set_.count(point)) return false;
   for (size_t i = 0; i < point.size(); ++i) {
     if (!free_mask_[i] && point[i] != anchor_[i]) return false;
     if (IsChoice(i)) {

@@ -1,8 +1,8 @@
 // What every search algorithm shares for one suggestion: the encoding of
 // points for models (a float or int as its position in [0, 1] on its scale,
-// a choice as its index), the region the hints allow, and the admissibility
-// test (in the space, inside the hints, constraints hold, never tried, not
-// tabu). Internal to the search library.
+// a choice as its index), the region the hints allow, the points in flight,
+// and the admissibility test (in the space, inside the hints, constraints
+// hold, never tried, not pending, not tabu). Internal to the search library.
 #pragma once
 
 #include <set>
@@ -17,9 +17,10 @@ namespace ratchet {
 
 class SearchContext {
  public:
-  /// `anchor` gives the values of frozen parameters (the incumbent).
+  /// `anchor` gives the values of frozen parameters (the incumbent);
+  /// `pending` the points in flight on other workers.
   SearchContext(const SearchSpace& space, const SearchHints& hints, const Point& anchor,
-                const std::vector<Observation>& history);
+                const std::vector<Observation>& history, const std::vector<Point>& pending);
 
   const SearchSpace& space() const { return space_; }
   const SearchHints& hints() const { return hints_; }
@@ -43,7 +44,14 @@ class SearchContext {
   Point Decode(const std::vector<double>& x) const;
 
   bool Tried(const Point& point) const { return tried_.count(point) > 0; }
-  /// In the space and the region, constraints hold, new, not tabu.
+  /// The points in flight (no result yet), in the caller's order.
+  const std::vector<Point>& pending() const { return pending_; }
+  bool IsPending(const Point& point) const { return pending_set_.count(point) > 0; }
+  /// Whether `point` lies within `radius` (unit coordinates, Euclidean over
+  /// the float and int parameters) of a pending point with the same choices.
+  bool NearPending(const Point& point, double radius) const;
+  /// In the space and the region, constraints hold, new (neither tried nor
+  /// pending), not tabu.
   bool Admissible(const Point& point) const;
 
   /// A uniform point of the region (ints and choices uniform over their
@@ -70,6 +78,8 @@ class SearchContext {
   std::vector<bool> free_mask_;
   std::vector<double> lo_, hi_;
   std::set<Point> tried_;
+  std::vector<Point> pending_;
+  std::set<Point> pending_set_;
 };
 
 /// Fills `out` with the observations' values, and `failed` with failure

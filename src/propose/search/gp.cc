@@ -206,6 +206,13 @@ bool GaussianProcess::Fit(const std::vector<std::vector<double>>& x, const std::
   return Factor();
 }
 
+bool GaussianProcess::Condition(const std::vector<std::vector<double>>& x,
+                                const std::vector<double>& y) {
+  x_.insert(x_.end(), x.begin(), x.end());
+  y_.insert(y_.end(), y.begin(), y.end());
+  return Factor();
+}
+
 void GaussianProcess::Predict(const std::vector<double>& x, double* mean, double* var) const {
   const size_t n = x_.size();
   std::vector<double> k(n);

@@ -19,6 +19,11 @@ class GaussianProcess {
   bool Fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
            const std::vector<bool>& categorical);
 
+  /// Adds rows `x` with targets `y` and refactors with the hyperparameters
+  /// already fitted (no new fit), e.g. lies for points still being evaluated.
+  /// False on a numerical failure (the model is then unusable).
+  bool Condition(const std::vector<std::vector<double>>& x, const std::vector<double>& y);
+
   /// Posterior mean and variance of the latent function at `x`.
   void Predict(const std::vector<double>& x, double* mean, double* var) const;
 

@@ -1,6 +1,8 @@
 // Local search: Gaussian steps around the incumbent with a step size that
 // adapts to success (the 1/5 rule: x2 after a new best, x2^-1/4 after a miss,
-// so the step is steady when one step in five improves).
+// so the step is steady when one step in five improves). With points in
+// flight, each worker steps in its own direction: a step that lands within
+// half the step of a pending point is redrawn.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@ namespace ratchet {
 
 namespace {
 constexpr double kInitialStep = 0.1, kMinStep = 0.005, kMaxStep = 0.5;
+constexpr int kSpreadAttempts = 200;
 }  // namespace
 
 bool SuggestLocal(const SearchContext& ctx, const std::vector<Observation>& history,
@@ -38,6 +41,8 @@ bool SuggestLocal(const SearchContext& ctx, const std::vector<Observation>& hist
     // Grow the step slowly when every nearby point is taken.
     const double s = std::min(1.0, step * std::pow(1.02, attempt));
     const Point p = ctx.Perturb(center, s, std::min(1.0, 2.0 / static_cast<double>(d) + 0.5), rng);
+    // After many redraws, settle for any new point (a crowded small space).
+    if (attempt < kSpreadAttempts && ctx.NearPending(p, 0.5 * s)) continue;
     if (ctx.Admissible(p)) {
       *out = p;
       char buf[48];

@@ -18,10 +18,35 @@ constexpr struct {
                        {Algorithm::kLhs, "lhs"},     {Algorithm::kTpe, "tpe"},
                        {Algorithm::kLocal, "local"}, {Algorithm::kGp, "gp"}};
 
+constexpr struct {
+  SearchOptions::Liar liar;
+  const char* name;
+} kLiarNames[] = {{SearchOptions::Liar::kBest, "best"},
+                  {SearchOptions::Liar::kMean, "mean"},
+                  {SearchOptions::Liar::kWorst, "worst"},
+                  {SearchOptions::Liar::kBeliever, "believer"}};
+
 // Stream tags, so each use of the seed draws its own numbers.
 constexpr uint64_t kDesignStream = 0x1d5;
 
 }  // namespace
+
+const char* LiarName(SearchOptions::Liar liar) {
+  for (const auto& l : kLiarNames) {
+    if (l.liar == liar) return l.name;
+  }
+  return "?";
+}
+
+bool ParseLiar(const std::string& name, SearchOptions::Liar* out) {
+  for (const auto& l : kLiarNames) {
+    if (name == l.name) {
+      *out = l.liar;
+      return true;
+    }
+  }
+  return false;
+}
 
 const char* AlgorithmName(Algorithm algorithm) {
   for (const auto& a : kAlgorithmNames) {
@@ -48,9 +73,9 @@ int Optimizer::InitSize() const {
   return std::clamp(static_cast<int>(space_->size()) + 3, 5, 10);
 }
 
-bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHints& hints,
-                        const Point* incumbent, uint64_t salt, Suggestion* out,
-                        std::string* err) const {
+bool Optimizer::Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
+                        const SearchHints& hints, const Point* incumbent, uint64_t salt,
+                        Suggestion* out, std::string* err) const {
   // The anchor: the incumbent, else the best result, else the middle.
   Point anchor;
   if (incumbent) {
@@ -69,7 +94,7 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
       }
     }
   }
-  const SearchContext ctx(*space_, hints, anchor, history);
+  const SearchContext ctx(*space_, hints, anchor, history, pending);
 
   if (hints.next) {
     const Point& p = *hints.next;
@@ -86,6 +111,10 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
       *err = "search hints: next " + space_->Describe(p) + " was already tried";
       return false;
     }
+    if (ctx.IsPending(p)) {
+      *err = "search hints: next " + space_->Describe(p) + " is in flight on another worker";
+      return false;
+    }
     out->point = p;
     out->method = "next (hint)";
     return true;
@@ -99,7 +128,9 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
   Rng rng(MixSeed(options_.seed, salt));
   const int init = InitSize();
   const uint64_t design_seed = MixSeed(options_.seed, kDesignStream);
-  const bool initial = static_cast<int>(history.size()) < init;
+  // Points in flight are rows of the initial design too: with many workers
+  // the design is not run twice over.
+  const bool initial = static_cast<int>(history.size() + pending.size()) < init;
   bool found = false;
   std::string method;
   switch (algorithm) {
@@ -120,7 +151,7 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
     case Algorithm::kAuto:
       if (initial) {
         found = SuggestLhs(ctx, init, design_seed, &out->point, &method);
-      } else if (SuggestGp(ctx, history, rng, &out->point)) {
+      } else if (SuggestGp(ctx, history, options_.liar, rng, &out->point)) {
         found = true;
         method = "gp";
       } else if (SuggestTpe(ctx, history, rng, &out->point)) {
@@ -132,10 +163,16 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
   if (!found) {
     bool exhausted = false;
     if (!ctx.SampleAdmissible(rng, 5000, &out->point, &exhausted)) {
-      *err = exhausted ? "no admissible point left: every point the space, its constraints and "
-                         "the hints allow has been tried"
-                       : "found no admissible point in 5000 random draws: the constraints and "
-                         "hints leave (almost) no room in the space";
+      if (exhausted) {
+        *err =
+            "no admissible point left: every point the space, its constraints and the hints "
+            "allow has been tried";
+        if (!pending.empty()) *err += " or is in flight";
+      } else {
+        *err =
+            "found no admissible point in 5000 random draws: the constraints and hints leave "
+            "(almost) no room in the space";
+      }
       return false;
     }
     method = algorithm == Algorithm::kRandom ? "random" : "random (fallback)";
@@ -146,15 +183,19 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const SearchHin
 
 bool Study::Ask(Point* point, std::string* err) {
   Suggestion s;
-  if (!optimizer_.Suggest(history_, SearchHints(), nullptr, history_.size(), &s, err)) {
+  if (!optimizer_.Suggest(history_, pending_, SearchHints(), nullptr,
+                          history_.size() + pending_.size(), &s, err)) {
     return false;
   }
   *point = s.point;
+  pending_.push_back(s.point);
   last_method_ = s.method;
   return true;
 }
 
 void Study::Tell(const Point& point, std::optional<double> value) {
+  auto it = std::find(pending_.begin(), pending_.end(), point);
+  if (it != pending_.end()) pending_.erase(it);
   Observation o;
   o.point = point;
   o.kind = value ? Observation::Kind::kValue : Observation::Kind::kFailed;

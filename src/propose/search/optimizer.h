@@ -1,8 +1,21 @@
 // The search algorithms behind one ask/tell API, with no files and no git,
 // so benchmarks and tests run them in-process. A suggestion is a pure
-// function of (space, options, history, hints, incumbent, salt): the state is
-// rebuilt from the history every time, so a resumed loop continues the same
-// search and the same inputs always give the same point.
+// function of (space, options, history, pending, hints, incumbent, salt): the
+// state is rebuilt from the history every time, so a resumed loop continues
+// the same search and the same inputs always give the same point.
+//
+// Pending points are experiments in flight on other workers: proposed, not
+// finished. None is ever proposed again (like a tried point), and each
+// algorithm spreads away from them so that workers do not duplicate each
+// other:
+//   random  only the exact point is refused.
+//   lhs     the design continues past them (a pending row is taken); the
+//           initial design of auto/tpe/gp counts them as part of the design.
+//   tpe     they join the "bad" group, so the density ratio falls near them.
+//   local   steps that land near one (within half the step) are redrawn.
+//   gp      they enter the model with a lie (SearchOptions::liar) using the
+//           hyperparameters fitted on the real results, so the expected
+//           improvement falls near them.
 //
 // Algorithms:
 //   random  uniform over the (hinted) region.
@@ -43,7 +56,16 @@ struct SearchOptions {
   /// Size of the initial design (auto, tpe, gp) and of each lhs design;
   /// 0 = from the number of parameters.
   int init = 0;
+  /// The value a pending point enters the Gaussian process with, in the
+  /// model's standardised scale: the best, the mean or the worst result seen,
+  /// or the model's own prediction there (the "kriging believer"). The
+  /// default is measured in bench/search/README.md (4 workers); the others
+  /// are kept for that benchmark.
+  enum class Liar { kBest, kMean, kWorst, kBeliever };
+  Liar liar = Liar::kWorst;
 };
+const char* LiarName(SearchOptions::Liar liar);
+bool ParseLiar(const std::string& name, SearchOptions::Liar* out);
 
 /// One tried point and what came of it. Values are minimised (the proposer
 /// negates metrics for goal = "max").
@@ -73,8 +95,16 @@ class Optimizer {
   /// varies the random stream between rounds (the experiment id). Fails with
   /// "no admissible point left: ..." when every point has been tried, and
   /// with another message when the hints are bad or leave no room.
+  /// `pending` are the points in flight on other workers (no result yet);
+  /// their order is part of the input.
+  bool Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
+               const SearchHints& hints, const Point* incumbent, uint64_t salt, Suggestion* out,
+               std::string* err) const;
+  /// The same with nothing in flight (one worker).
   bool Suggest(const std::vector<Observation>& history, const SearchHints& hints,
-               const Point* incumbent, uint64_t salt, Suggestion* out, std::string* err) const;
+               const Point* incumbent, uint64_t salt, Suggestion* out, std::string* err) const {
+    return Suggest(history, {}, hints, incumbent, salt, out, err);
+  }
 
   /// The initial design size used for this space.
   int InitSize() const;
@@ -85,22 +115,29 @@ class Optimizer {
   SearchOptions options_;
 };
 
-/// Ask/tell convenience over Optimizer for in-process use (benchmarks).
+/// Ask/tell convenience over Optimizer for in-process use (benchmarks). An
+/// asked point is pending until it is told, so several may be in flight at
+/// once (a simulation of many workers); each ask is salted with the number
+/// of asks before it.
 class Study {
  public:
   Study(const SearchSpace* space, SearchOptions options) : optimizer_(space, options) {}
   bool Ask(Point* point, std::string* err);
   /// How the last point was chosen ("gp", "lhs 3/8", ...).
   const std::string& last_method() const { return last_method_; }
-  /// Records the result of a point; nullopt means the evaluation failed.
+  /// Records the result of a point (pending or not: it leaves the pending
+  /// set); nullopt means the evaluation failed.
   void Tell(const Point& point, std::optional<double> value);
   const std::vector<Observation>& history() const { return history_; }
+  /// Asked and not yet told, in the order they were asked.
+  const std::vector<Point>& pending() const { return pending_; }
   /// The observation with the lowest value, or null if none has a value.
   const Observation* Best() const;
 
  private:
   Optimizer optimizer_;
   std::vector<Observation> history_;
+  std::vector<Point> pending_;
   std::string last_method_;
 };
 

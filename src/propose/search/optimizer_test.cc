@@ -362,3 +362,246 @@ TEST(OptimizerTest, LongHistoriesAreTrimmedForTheModel) {
 
 }  // namespace
 }  // namespace ratchet
+
+// Many workers: the points in flight on other workers (pending).
+namespace ratchet {
+namespace {
+
+// Asks `n` times, each time with the earlier answers pending (n workers
+// starting at once after `history`).
+std::vector<Point> AskInFlight(const SearchSpace& space, SearchOptions options,
+                               const std::vector<Observation>& history, int n) {
+  const Optimizer opt(&space, options);
+  std::vector<Point> pending;
+  for (int k = 0; k < n; ++k) {
+    Suggestion s;
+    std::string err;
+    EXPECT_TRUE(opt.Suggest(history, pending, SearchHints(), nullptr, 100 + k, &s, &err))
+        << AlgorithmName(options.algorithm) << " ask " << k << ": " << err;
+    if (s.point.empty()) break;
+    pending.push_back(s.point);
+  }
+  return pending;
+}
+
+std::vector<Observation> RandomHistory(const SearchSpace& space, int n, uint64_t seed) {
+  SearchOptions options;
+  options.algorithm = Algorithm::kRandom;
+  options.seed = seed;
+  Study study(&space, options);
+  for (int k = 0; k < n; ++k) {
+    Point p;
+    std::string err;
+    EXPECT_TRUE(study.Ask(&p, &err)) << err;
+    double v = 0;
+    for (size_t i = 0; i < p.size(); ++i) v += (space.ToUnit(i, p[i]) - 0.3) * (i + 1);
+    study.Tell(p, k % 5 == 4 ? std::nullopt : std::optional<double>(v * v));
+  }
+  return study.history();
+}
+
+TEST(PendingTest, NoTwoProposalsInFlightAreTheSamePoint) {
+  // A mixed space, and small discrete ones where collisions are likely
+  // (4 x 3 = 12 points: 4 tried and 8 asked in flight leave none spare).
+  const std::pair<SearchSpace, std::vector<int>> cases[] = {
+      {MixedSpace(), {0, 4, 20}},
+      {MakeSpace({Int("A", 1, 4), Choice("B", {"x", "y", "z"})}), {0, 2, 4}},
+      {MakeSpace({Int("A", 0, 15), Float("X", 0, 1)}), {0, 4, 20}},
+      {MakeSpace({Choice("C", {"a", "b", "c"}), Choice("D", {"p", "q", "r", "s"})}), {0, 4}}};
+  for (const auto& [space, tried_counts] : cases) {
+    for (int tried : tried_counts) {
+      std::vector<Observation> history = RandomHistory(space, tried, 9);
+      for (Algorithm a : kAll) {
+        SearchOptions options;
+        options.algorithm = a;
+        options.seed = 5;
+        const std::vector<Point> asked = AskInFlight(space, options, history, 8);
+        ASSERT_EQ(asked.size(), 8u) << AlgorithmName(a);
+        const std::set<Point> distinct(asked.begin(), asked.end());
+        EXPECT_EQ(distinct.size(), 8u) << AlgorithmName(a) << " after " << tried << " tried";
+        for (const Observation& o : history) {
+          EXPECT_EQ(distinct.count(o.point), 0u)
+              << AlgorithmName(a) << " proposed the tried " << space.Describe(o.point);
+        }
+      }
+    }
+  }
+}
+
+TEST(PendingTest, TheLastFreePointsAreSharedOutAndThenExhausted) {
+  // 9 points, 5 tried: 4 asks in flight take the 4 left, a fifth finds none.
+  const SearchSpace space = MakeSpace({Int("A", 1, 3), Choice("B", {"x", "y", "z"})});
+  for (Algorithm a : kAll) {
+    SearchOptions options;
+    options.algorithm = a;
+    Study study(&space, options);
+    for (int k = 0; k < 5; ++k) {
+      Point p;
+      std::string err;
+      ASSERT_TRUE(study.Ask(&p, &err)) << err;
+      study.Tell(p, p[0] + p[1]);
+    }
+    std::set<Point> seen;
+    for (const Observation& o : study.history()) seen.insert(o.point);
+    for (int k = 0; k < 4; ++k) {
+      Point p;
+      std::string err;
+      ASSERT_TRUE(study.Ask(&p, &err)) << AlgorithmName(a) << " ask " << k << ": " << err;
+      EXPECT_TRUE(seen.insert(p).second) << AlgorithmName(a) << " repeated " << space.Describe(p);
+    }
+    EXPECT_EQ(study.pending().size(), 4u);
+    Point p;
+    std::string err;
+    EXPECT_FALSE(study.Ask(&p, &err)) << AlgorithmName(a);
+    EXPECT_NE(err.find("no admissible point left"), std::string::npos) << err;
+    EXPECT_NE(err.find("or is in flight"), std::string::npos) << err;
+  }
+}
+
+TEST(PendingTest, FourWorkersNeverRepeatAndReplayTheSame) {
+  // A simulated pool: 4 in flight, the oldest finishes, the next is asked.
+  const SearchSpace space = MixedSpace();
+  for (Algorithm a : kAll) {
+    auto run = [&] {
+      SearchOptions options;
+      options.algorithm = a;
+      options.seed = 2;
+      Study study(&space, options);
+      std::vector<Point> asked;
+      for (int k = 0; k < 24; ++k) {
+        if (study.pending().size() == 4) {
+          const Point done = study.pending().front();
+          study.Tell(done, MixedObjective(space, done));
+        }
+        Point p;
+        std::string err;
+        EXPECT_TRUE(study.Ask(&p, &err)) << AlgorithmName(a) << ": " << err;
+        asked.push_back(p);
+      }
+      return asked;
+    };
+    const std::vector<Point> first = run();
+    EXPECT_EQ(std::set<Point>(first.begin(), first.end()).size(), first.size()) << AlgorithmName(a);
+    EXPECT_EQ(first, run()) << AlgorithmName(a);
+  }
+}
+
+TEST(PendingTest, SameHistoryAndPendingGiveTheSamePoint) {
+  const SearchSpace space = MixedSpace();
+  const std::vector<Observation> history = RandomHistory(space, 15, 3);
+  for (Algorithm a : kAll) {
+    SearchOptions options;
+    options.algorithm = a;
+    options.seed = 4;
+    const std::vector<Point> first = AskInFlight(space, options, history, 4);
+    EXPECT_EQ(first, AskInFlight(space, options, history, 4)) << AlgorithmName(a);
+  }
+}
+
+double UnitDistance(const SearchSpace& space, const Point& a, const Point& b) {
+  double d2 = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = space.ToUnit(i, a[i]) - space.ToUnit(i, b[i]);
+    d2 += d * d;
+  }
+  return std::sqrt(d2);
+}
+
+TEST(PendingTest, TheLiarMovesTheGaussianProcessAwayFromAPendingPoint) {
+  // Refusing the exact point alone (a tried point the model does not see)
+  // leaves the next proposal next to it; as a pending point with a lie the
+  // model itself expects little there, and the next proposal moves away.
+  const SearchSpace space = MakeSpace({Float("X", 0, 1), Float("Y", 0, 1)});
+  std::vector<Observation> history;
+  Rng rng(3);
+  for (int k = 0; k < 12; ++k) {
+    const Point p{space.Snap(0, rng.Uniform()), space.Snap(1, rng.Uniform())};
+    history.push_back({p, Observation::Kind::kValue,
+                       (p[0] - 0.62) * (p[0] - 0.62) + (p[1] - 0.37) * (p[1] - 0.37)});
+  }
+  for (SearchOptions::Liar liar : {SearchOptions::Liar::kBest, SearchOptions::Liar::kMean,
+                                   SearchOptions::Liar::kWorst, SearchOptions::Liar::kBeliever}) {
+    SearchOptions options;
+    options.algorithm = Algorithm::kGp;
+    options.liar = liar;
+    const Optimizer opt(&space, options);
+    Suggestion first, refused, lied;
+    std::string err;
+    ASSERT_TRUE(opt.Suggest(history, SearchHints(), nullptr, 1, &first, &err)) << err;
+    ASSERT_EQ(first.method, "gp");
+    std::vector<Observation> with_tried = history;
+    with_tried.push_back({first.point, Observation::Kind::kTried, 0});
+    ASSERT_TRUE(opt.Suggest(with_tried, SearchHints(), nullptr, 1, &refused, &err)) << err;
+    ASSERT_TRUE(opt.Suggest(history, {first.point}, SearchHints(), nullptr, 1, &lied, &err)) << err;
+    ASSERT_EQ(lied.method, "gp");
+    const double near = UnitDistance(space, refused.point, first.point);
+    const double away = UnitDistance(space, lied.point, first.point);
+    EXPECT_LT(near, 0.02) << LiarName(liar);
+    EXPECT_GT(away, 0.05) << LiarName(liar);
+  }
+}
+
+TEST(PendingTest, LocalStepsSpreadAroundTheIncumbent) {
+  const SearchSpace space = MakeSpace({Float("X", 0, 1), Float("Y", 0, 1)});
+  SearchOptions options;
+  options.algorithm = Algorithm::kLocal;
+  const Point incumbent{0.5, 0.5};
+  SearchHints hints;
+  hints.step = 0.05;
+  const Optimizer opt(&space, options);
+  std::vector<Point> pending;
+  for (int k = 0; k < 8; ++k) {
+    Suggestion s;
+    std::string err;
+    ASSERT_TRUE(opt.Suggest({}, pending, hints, &incumbent, 7, &s, &err)) << err;
+    for (const Point& q : pending) {
+      EXPECT_GE(UnitDistance(space, s.point, q), 0.025)
+          << space.Describe(s.point) << " next to " << space.Describe(q);
+    }
+    EXPECT_LT(UnitDistance(space, s.point, incumbent), 0.3);
+    pending.push_back(s.point);
+  }
+}
+
+TEST(PendingTest, TheInitialDesignCountsThePointsInFlight) {
+  // 5 asks at once fill the 5-row design: every stratum once.
+  const SearchSpace space = MakeSpace({Float("X", 0, 1), Float("Y", 0, 1)});
+  for (Algorithm a : {Algorithm::kLhs, Algorithm::kAuto, Algorithm::kTpe}) {
+    SearchOptions options;
+    options.algorithm = a;
+    options.init = 5;
+    const std::vector<Point> asked = AskInFlight(space, options, {}, 5);
+    std::set<int> x_strata, y_strata;
+    for (const Point& p : asked) {
+      x_strata.insert(static_cast<int>(p[0] * 5));
+      y_strata.insert(static_cast<int>(p[1] * 5));
+    }
+    EXPECT_EQ(x_strata.size(), 5u) << AlgorithmName(a);
+    EXPECT_EQ(y_strata.size(), 5u) << AlgorithmName(a);
+    // One finished, 4 in flight: the design is done and the model takes over.
+    std::vector<Observation> history = {{asked[0], Observation::Kind::kValue, 1.0}};
+    const std::vector<Point> pending(asked.begin() + 1, asked.end());
+    Suggestion s;
+    std::string err;
+    ASSERT_TRUE(
+        Optimizer(&space, options).Suggest(history, pending, SearchHints(), nullptr, 9, &s, &err))
+        << err;
+    if (a != Algorithm::kLhs) {
+      EXPECT_EQ(s.method.find("lhs"), std::string::npos) << s.method;
+    }
+  }
+}
+
+TEST(PendingTest, ANextHintInFlightIsRefused) {
+  const SearchSpace space = MakeSpace({Float("X", 0, 1), Float("Y", 0, 1)});
+  SearchHints hints;
+  hints.next = Point{0.25, 0.75};
+  Suggestion s;
+  std::string err;
+  EXPECT_FALSE(Optimizer(&space, SearchOptions())
+                   .Suggest({}, {Point{0.25, 0.75}}, hints, nullptr, 1, &s, &err));
+  EXPECT_NE(err.find("is in flight on another worker"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ratchet

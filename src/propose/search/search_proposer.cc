@@ -115,6 +115,22 @@ std::vector<Observation> SearchProposer::Observations(const ProposalRequest& req
   return out;
 }
 
+std::vector<Point> SearchProposer::Pending(const ProposalRequest& request,
+                                           const Point& current) const {
+  std::vector<Point> out;
+  if (!request.in_flight) return out;
+  for (const Experiment& e : *request.in_flight) {
+    Point p;
+    if (e.params_json.empty()) {
+      // The baseline runs the files as they are, before any keep.
+      if (e.baseline) out.push_back(current);
+      continue;
+    }
+    if (PointFromParams(config_.space, e.params_json, current, &p)) out.push_back(std::move(p));
+  }
+  return out;
+}
+
 Proposal SearchProposer::Propose(const ProposalRequest& request) {
   const SearchSpace& space = config_.space;
   Binding binding;
@@ -128,10 +144,11 @@ Proposal SearchProposer::Propose(const ProposalRequest& request) {
     return Failed(err);
   }
   const std::vector<Observation> history = Observations(request, current);
+  const std::vector<Point> pending = Pending(request, current);
   Suggestion s;
   const Optimizer optimizer(&space, config_.options);
-  if (!optimizer.Suggest(history, hints, &current, static_cast<uint64_t>(request.experiment_id), &s,
-                         &err)) {
+  if (!optimizer.Suggest(history, pending, hints, &current,
+                         static_cast<uint64_t>(request.experiment_id), &s, &err)) {
     Proposal p;
     const bool exhausted = err.rfind("no admissible point left", 0) == 0;
     p.outcome = exhausted ? Proposal::Outcome::kNoChange : Proposal::Outcome::kFailed;
@@ -148,7 +165,9 @@ Proposal SearchProposer::Propose(const ProposalRequest& request) {
   p.description = space.Describe(s.point, &changed);
   if (p.description.empty()) p.description = space.Describe(s.point);
   p.hypothesis = "search " + std::string(AlgorithmName(config_.options.algorithm)) + ": " +
-                 s.method + " (from " + std::to_string(history.size()) + " tried points)";
+                 s.method + " (from " + std::to_string(history.size()) + " tried points" +
+                 (pending.empty() ? "" : ", " + std::to_string(pending.size()) + " in flight") +
+                 ")";
   p.params_json = space.ToJson(s.point);
   return p;
 }

@@ -13,6 +13,11 @@
 //   interrupted                   -> ignored (it may be proposed again)
 // Parameters a past point lacks take the incumbent's value; names the space no
 // longer has are ignored, and points outside the space are skipped.
+// Experiments in flight on other workers (request.in_flight, by their
+// params_json, read the same way) are pending points: never proposed again,
+// and the search spreads away from them (optimizer.h). The baseline in
+// flight is the point in the files; another without params_json (still being
+// proposed) is not known yet and is skipped.
 #pragma once
 
 #include <memory>
@@ -50,6 +55,8 @@ class SearchProposer : public Proposer {
   /// The observations the history teaches (see the top of this file);
   /// `current` is the point in the files (the incumbent's).
   std::vector<Observation> Observations(const ProposalRequest& request, const Point& current) const;
+  /// The points of request.in_flight, in its order (see the top of this file).
+  std::vector<Point> Pending(const ProposalRequest& request, const Point& current) const;
 
  private:
   SearchProposer() = default;

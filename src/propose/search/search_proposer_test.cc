@@ -245,6 +245,51 @@ TEST_F(SearchProposerTest, HintsAndExhaustion) {
   EXPECT_EQ(Read("train.cpp"), kTrain);
 }
 
+TEST_F(SearchProposerTest, ExperimentsInFlightAreNotProposedAgain) {
+  std::string err;
+  auto proposer = Make(&err);
+  ASSERT_TRUE(proposer) << err;
+  history_.push_back(Exp(1, Status::kKeep, "", 2.0));
+  incumbent_ = 0;
+  // With MATRIX_LR frozen only DEPTH moves: 4 is the incumbent, 2, 3, 5, 6
+  // and 7 are in flight (one of them still being proposed: no params yet).
+  std::vector<Experiment> in_flight;
+  for (int d : {2, 3, 5, 6, 7}) {
+    in_flight.push_back(Exp(d + 10, Status::kNone,
+                            R"({"MATRIX_LR":0.04,"DEPTH":)" + std::to_string(d) + "}",
+                            std::nullopt));
+    in_flight.back().phase = Phase::kBuilding;
+  }
+  in_flight.push_back(Exp(30, Status::kNone, "", std::nullopt));
+  in_flight.back().phase = Phase::kProposing;
+  ProposalRequest r = Request(31);
+  r.in_flight = &in_flight;
+  r.search_hints_json = R"({"frozen": ["MATRIX_LR"]})";
+  const std::vector<Point> pending = proposer->Pending(r, {0.04, 4});
+  ASSERT_EQ(pending.size(), 5u);
+  EXPECT_EQ(pending[0], (Point{0.04, 2}));
+  // The baseline in flight is the point in the files.
+  std::vector<Experiment> baseline = {Exp(1, Status::kNone, "", std::nullopt)};
+  ProposalRequest first = Request(2);
+  first.in_flight = &baseline;
+  EXPECT_EQ(proposer->Pending(first, {0.04, 4}), (std::vector<Point>{{0.04, 4}}));
+  Proposal p = proposer->Propose(r);
+  ASSERT_EQ(p.outcome, Proposal::Outcome::kCandidate) << p.reason;
+  EXPECT_EQ(p.description, "DEPTH=8");
+  EXPECT_NE(p.hypothesis.find("5 in flight"), std::string::npos) << p.hypothesis;
+  Write("train.cpp", kTrain);
+
+  // DEPTH 8 in flight too: nothing is left to propose.
+  in_flight.push_back(Exp(31, Status::kNone, R"({"MATRIX_LR":0.04,"DEPTH":8})", std::nullopt));
+  r = Request(32);
+  r.in_flight = &in_flight;
+  r.search_hints_json = R"({"frozen": ["MATRIX_LR"]})";
+  p = proposer->Propose(r);
+  EXPECT_EQ(p.outcome, Proposal::Outcome::kNoChange);
+  EXPECT_NE(p.reason.find("or is in flight"), std::string::npos) << p.reason;
+  EXPECT_EQ(Read("train.cpp"), kTrain);
+}
+
 TEST_F(SearchProposerTest, FactoryBuildsAProposer) {
   std::string text = kToml;
   text.replace(text.find("GOAL"), 4, "min");

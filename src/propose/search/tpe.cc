@@ -1,5 +1,6 @@
 // Multivariate tree-structured Parzen estimator. The results are split into
-// the best few ("good") and the rest ("bad", failures included); each group
+// the best few ("good") and the rest ("bad", failures and the points in
+// flight included: a pending point is not worth drawing near twice); each group
 // becomes a mixture with one product kernel per point plus a flat prior
 // component. Candidates are drawn from the good mixture and the one with the
 // highest good/bad density ratio wins.
@@ -125,6 +126,8 @@ bool SuggestTpe(const SearchContext& ctx, const std::vector<Observation>& histor
     bad.push_back(failed.back());
     all.push_back(failed.back());
   }
+  // Not in `all`: a pending point has no outcome for the failure chance.
+  for (const Point& q : ctx.pending()) bad.push_back(ctx.Encode(q));
   const double width = std::pow(2.0, 2 * ctx.exploration(0.5) - 1);
   const Parzen l = Build(ctx, good, width);
   const Parzen g = Build(ctx, bad, width);
