@@ -198,6 +198,10 @@ class AgentProposer : public Proposer {
       p.stop_loop = report.fatal;
     } else if (result.end == RunResult::End::kFailedToStart) {
       p.reason = "could not start the agent (" + spec.argv[0] + "): " + result.error;
+      if (spec.sandbox.enabled)
+        p.reason += "; the sandbox shows only the system folders (/usr, /bin, /lib, /etc, /opt), "
+                    "the working copy and what [sandbox] readable lists: add the folder the "
+                    "agent CLI is installed in (e.g. \"~/.local\") there";
     } else if (result.end == RunResult::End::kTimedOut ||
                result.end == RunResult::End::kCancelled) {
       p.reason = "the agent " + ending;

@@ -66,11 +66,13 @@ ReviewAnswer FindAnswer(const std::string& text, int depth) {
 class Reviewer : public Mechanism {
  public:
   Reviewer(AgentCommand command, std::string model, std::string instructions_file,
-           bool approve_on_error, const LoopConfig& config, const ReviewerDeps& deps)
+           bool approve_on_error, bool network, const LoopConfig& config,
+           const ReviewerDeps& deps)
       : command_(std::move(command)),
         model_(std::move(model)),
         instructions_file_(std::move(instructions_file)),
         approve_on_error_(approve_on_error),
+        network_(network),
         config_(config),
         deps_(deps) {}
 
@@ -120,6 +122,7 @@ class Reviewer : public Mechanism {
     spec.log_path = run_dir + "/review.log";
     if (command_.input == AgentCommand::Input::kStdin) spec.stdin_data = request;
     spec.sandbox = candidate.sandbox;  // the candidate read-only: the reviewer never writes
+    if (spec.sandbox.enabled) spec.sandbox.network = network_;
     if (!spec.sandbox.enabled && !spec.sandbox.home.empty())
       spec.env.push_back({"HOME", spec.sandbox.home});
     spec.tail_bytes = 1 << 20;
@@ -204,6 +207,7 @@ class Reviewer : public Mechanism {
   std::string model_;
   std::string instructions_file_;
   bool approve_on_error_;
+  bool network_;  // a model CLI as reviewer must reach its API
   LoopConfig config_;
   ReviewerDeps deps_;
 };
@@ -258,6 +262,7 @@ std::shared_ptr<Mechanism> MakeReviewer(ConfigSection& section, const LoopConfig
   std::string model = section.String("model").value_or("");
   std::string instructions = section.String("instructions").value_or("");
   bool approve_on_error = false;
+  const bool network = section.Bool("network").value_or(true);  // as [propose.agent]
   if (auto v = section.String("on_error")) {
     if (*v == "approve")
       approve_on_error = true;
@@ -269,7 +274,7 @@ std::shared_ptr<Mechanism> MakeReviewer(ConfigSection& section, const LoopConfig
     section.Fail("instructions", instructions + " is not in the loop directory");
   if (!section.Finish(err)) return nullptr;
   return std::make_shared<Reviewer>(std::move(command), std::move(model), std::move(instructions),
-                                    approve_on_error, config, deps);
+                                    approve_on_error, network, config, deps);
 }
 
 }  // namespace ratchet

@@ -14,6 +14,9 @@ setup_out=$("$RATCHET_HOME/tests/agents/setup") || {
   exit 1
 }
 export PATH="$setup_out:$PATH"
+# The CLIs' install folder (node_modules/.bin is links into it): ratchet's
+# sandbox shows only the system folders unless told.
+CLI_DIR=$(cd "$setup_out/../.." && pwd)
 
 SERVER_PID=
 stop_server() {
@@ -59,7 +62,9 @@ ledger_usage() {
 }
 
 # toy_loop DIR AGENT-TABLE [STOP-LINES]: a loop whose score is (x - 3)^2 for
-# the number in x.txt (100 at first), with the agent as its proposer.
+# the number in x.txt (100 at first), with the agent as its proposer, run in
+# ratchet's sandbox with the CLIs' folder readable (the agent's network is
+# on by default: it reaches the fake model server).
 toy_loop() {
   mkdir -p "$1"
   cat >"$1/ratchet.toml" <<TOML
@@ -77,6 +82,8 @@ goal = "min"
 max_experiments = 30
 consecutive_failures = 20
 ${3:-}
+[sandbox]
+readable = ["$CLI_DIR"]
 [propose]
 kind = "agent"
 [propose.agent]

@@ -13,8 +13,10 @@
 #   hang       sleep far past the timeout (its pid in $AGENT_LOG_DIR/hang-<n>.pid)
 #   fail       print an error and exit 3
 #   ledger     try to falsify the ledger, move the branch and rewrite the
-#              notes, then make a good edit
-#   wipe       delete .ratchet entirely (ratchet must stop)
+#              notes of the loop (found from $RATCHET_RUN_DIR, as a hostile
+#              agent would: its cwd is only a working copy), then make a good
+#              edit
+#   wipe       delete the loop's .ratchet entirely (ratchet must stop)
 #   fakeusage  make a good edit, but print a made-up score summary and a
 #              usage report with a negative cost and negative tokens (as if
 #              to pay back what was spent)
@@ -63,14 +65,15 @@ case "$mode" in
     echo "agent: API error 529 overloaded" >&2
     exit 3 ;;
   ledger)
-    ledger=.ratchet/ledger.db
+    loop=${RATCHET_RUN_DIR%/.ratchet/runs/*}
+    ledger=$loop/.ratchet/ledger.db
     if sqlite3 "$ledger" "UPDATE experiments SET metric = -1, description = 'forged' WHERE id = 1" 2>/dev/null; then
       echo "ledger write: done"
     else
       echo "ledger write: refused"
     fi
-    if git update-ref refs/heads/forged HEAD 2>/dev/null; then echo "ref write: done"; else echo "ref write: refused"; fi
-    if echo "- everything was kept" >>.ratchet/notes.md 2>/dev/null; then echo "notes write: done"; else echo "notes write: refused"; fi
+    if git -C "$loop" update-ref refs/heads/forged HEAD 2>/dev/null; then echo "ref write: done"; else echo "ref write: refused"; fi
+    if echo "- everything was kept" >>"$loop/.ratchet/notes.md" 2>/dev/null; then echo "notes write: done"; else echo "notes write: refused"; fi
     lower ;;
   fakeusage)
     x=$(cat x.txt)
@@ -80,7 +83,7 @@ case "$mode" in
       "I ran it myself: score 0.\\nDESCRIPTION: lower x from $x to $((x - 1))"
     printf '"total_cost_usd":-5,"usage":{"input_tokens":-100000,"output_tokens":-100000}}\n' ;;
   wipe)
-    rm -rf .ratchet 2>/dev/null
+    rm -rf "${RATCHET_RUN_DIR%/.ratchet/runs/*}/.ratchet" 2>/dev/null
     lower ;;
   *)
     echo "standin.sh: unknown behaviour '$mode'" >&2

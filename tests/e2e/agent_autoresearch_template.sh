@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The autoresearch template, adopted as its README says into a checkout that
-# looks like Karpathy's autoresearch, and run with its ratchet.toml unchanged.
+# looks like Karpathy's autoresearch, and run with its ratchet.toml unchanged
+# but for a [sandbox] table that shows the stand-ins' folder in the sandbox.
 # `uv` and `claude` are stand-ins first in PATH: `uv run train.py` runs a fake
 # train.py that prints autoresearch's summary; `claude` checks the flags the
 # template passes, edits train.py and prints Claude Code's JSON report.
@@ -25,7 +26,9 @@ for want in "-p" "--output-format stream-json" "--verbose" "--include-partial-me
   case " $args " in *" $want "*) ;; *) echo "claude stand-in: missing $want in: $args" >&2; exit 2 ;; esac
 done
 [ "$CLAUDE_CODE_MAX_RETRIES" = 6 ] || { echo "claude stand-in: CLAUDE_CODE_MAX_RETRIES=$CLAUDE_CODE_MAX_RETRIES" >&2; exit 2; }
-case "$HOME" in */.ratchet/homes/*) ;; *) echo "claude stand-in: HOME is $HOME, not a scratch home" >&2; exit 2 ;; esac
+# In ratchet's sandbox the scratch home is shown at /home/sandbox.
+case "$HOME" in /home/sandbox) ;; *) echo "claude stand-in: HOME is $HOME, not the sandbox's scratch home" >&2; exit 2 ;; esac
+[ -z "$(ls -A "$HOME")" ] || { echo "claude stand-in: the scratch home is not empty" >&2; exit 2; }
 prompt=$(cat)
 case "$prompt" in *"# autoresearch under ratchet"*) ;; *) echo "claude stand-in: program.md not in the prompt" >&2; exit 2 ;; esac
 lr=$(sed -n 's/^LR=//p' train.py)
@@ -66,6 +69,10 @@ prompt=$("$RATCHET" prompt "$A" 2>/dev/null) || fail "ratchet prompt failed"
 expect_contains "$prompt" "Edit only these files: \`train.py\`" "prompt: editable"
 expect_contains "$prompt" "\`prepare.py\`" "prompt: protected"
 expect_contains "$prompt" "Do not run the experiment (\`uv run train.py\`)" "prompt: run command"
+
+# The stand-ins are outside the system folders: the sandbox must be told.
+printf '\n[sandbox]\nreadable = ["%s"]\n' "$BIN" >>"$A/ratchet.toml"
+git -C "$A" commit -qam "ratchet: show the stand-ins in the sandbox"
 
 out=$("$RATCHET" run "$A" --max-experiments 3 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 expect_eq "$(sql "$A" "SELECT group_concat(status, ' ') FROM (SELECT status FROM experiments ORDER BY id)")" \

@@ -34,41 +34,43 @@ case "$AGENT" in *'"--output-format", "stream-json", "--verbose"'*) ;; *) fail "
 
 L=$WORK/loop
 toy_loop "$L" "$AGENT" "cost_usd = 2.0"
+# The agent works in experiment N's working copy, $L/.ratchet/work/N.
 X=$L/x.txt
-read_x='{"tool":"Read","input":{"file_path":"'$X'"}'
-edit_x() { echo '{"tool":"Edit","input":{"file_path":"'$X'","old_string":"'$1'","new_string":"'$2'"}'; }
+work() { echo "$L/.ratchet/work/$1"; }
+read_x() { echo '{"tool":"Read","input":{"file_path":"'"$(work "$1")"'/x.txt"}'; }
+edit_x() { echo '{"tool":"Edit","input":{"file_path":"'"$(work "$1")"'/x.txt","old_string":"'$2'","new_string":"'$3'"}'; }
 cat >"$PLAN" <<JSON
 {"experiments": {
- "2": [$read_x, "usage":{"input":1200,"output":40,"cache_write":3000}},
-       $(edit_x 100 99), "usage":{"input":300,"output":90,"cache_read":3000}},
+ "2": [$(read_x 2), "usage":{"input":1200,"output":40,"cache_write":3000}},
+       $(edit_x 2 100 99), "usage":{"input":300,"output":90,"cache_read":3000}},
        {"text":"Lowered it.\nHYPOTHESIS: nearer 3 scores lower\nDESCRIPTION: lower x from 100 to 99","usage":{"input":500,"output":20,"cache_read":3300,"cache_write":100}}],
- "3": [{"tool":"Read","input":{"file_path":"$L/score.sh"}},
-       {"tool":"Write","input":{"file_path":"$L/score.sh","content":"echo ---; echo 'score: 0'\n"}},
+ "3": [{"tool":"Read","input":{"file_path":"$(work 3)/score.sh"}},
+       {"tool":"Write","input":{"file_path":"$(work 3)/score.sh","content":"echo ---; echo 'score: 0'\n"}},
        {"text":"DESCRIPTION: make the scorer kinder"}],
- "4": [{"tool":"Bash","input":{"command":"touch $L/pwned.txt","description":"try the shell"}},
-       $read_x},
-       $(edit_x 99 98)},
+ "4": [{"tool":"Bash","input":{"command":"touch $(work 4)/pwned.txt","description":"try the shell"}},
+       $(read_x 4)},
+       $(edit_x 4 99 98)},
        {"text":"DESCRIPTION: lower x from 99 to 98"}],
  "5": [{"error":401,"message":"invalid x-api-key"}],
  "6": [{"error":429,"message":"rate limited, slow down"}],
  "7": [{"error":500,"message":"internal trouble"}],
  "8": [{"error":529,"message":"Overloaded"}],
  "9": [{"tool":"Agent","input":{"description":"read x","prompt":"SUBTASK-9: read x.txt and say its value","subagent_type":"Explore","model":"haiku","run_in_background":false},"usage":{"input":2000,"output":77}},
-       $read_x},
-       $(edit_x 98 97)},
+       $(read_x 9)},
+       $(edit_x 9 98 97)},
        {"text":"DESCRIPTION: lower x from 98 to 97","usage":{"input":3000,"output":33}}],
- "10": [$read_x, "usage":{"input":1000,"output":250000}},
+ "10": [$(read_x 10), "usage":{"input":1000,"output":250000}},
         {"text":"DESCRIPTION: never reached"}]
 },
-"subagents": {"SUBTASK-9": [$read_x, "usage":{"input":400,"output":11,"cache_read":50}},
+"subagents": {"SUBTASK-9": [$(read_x 9), "usage":{"input":400,"output":11,"cache_read":50}},
                             {"text":"x is 98","usage":{"input":500,"output":12,"cache_write":20}}]}}
 JSON
 node -e "JSON.parse(require('fs').readFileSync('$PLAN','utf8'))" || fail "the plan is not JSON"
 
 # The baseline alone, then the prompt the next experiment will get.
-out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || fail "baseline run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || stopped_by_rule || fail "baseline run failed: $out"
 "$RATCHET" prompt "$L" >"$WORK/prompt-2.md" || fail "ratchet prompt failed"
-out=$("$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 echo "$out" | tail -3
 
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }
@@ -79,7 +81,7 @@ expect_eq "$(cat "$X")" "97" "the kept edits are in the tree"
 expect_eq "$(sql "$L" "SELECT description FROM experiments WHERE id=2")" "lower x from 100 to 99" "#2 description"
 expect_eq "$(sql "$L" "SELECT hypothesis FROM experiments WHERE id=2")" "nearer 3 scores lower" "#2 hypothesis"
 expect_eq "$(status_of 3)" "out_of_scope: changed protected file score.sh" "#3 protected file"
-[ ! -e "$L/pwned.txt" ] || fail "#4: the disallowed Bash tool ran"
+# (Had it run, pwned.txt in the working copy would make #4 out_of_scope.)
 report tool-result 4 "No such tool available: Bash" || fail "#4: the CLI did not refuse Bash"
 expect_eq "$(sql "$L" "SELECT status FROM experiments WHERE id=4")" "keep" "#4 the edit after the refused tool"
 # Each API error in Claude Code's own words, with the HTTP status.
@@ -114,25 +116,27 @@ for id in 2 3 4 5 6 7 8 9 10; do
   cmp -s "$L/.ratchet/runs/$id/prompt.md" "$WORK/sent.md" || fail "#$id: prompt.md differs from what Claude Code sent"
 done
 
-# The CLI ran with the loop's key, a scratch home of each experiment's own
-# (gone afterwards), and kept no session in the real one.
+# The CLI ran with the loop's key, and a scratch home of each experiment's
+# own: the sandbox's $HOME is the run folder's home/propose, and nothing of
+# one experiment's home is in the next one's.
 expect_eq "$(node -e "const l=require('fs').readFileSync('$SERVER_LOG','utf8').split('\n').filter(Boolean).map(JSON.parse).filter(e=>e.api);console.log([...new Set(l.map(e=>e.auth))].join(' '))")" \
   "sk-ratchet-test" "the API key the CLI sent"
-[ ! -e "$L/.ratchet/homes/2" ] || fail "the scratch home outlived its experiment"
-grep -q '"memory_paths":{"auto":"'"$L"'/.ratchet/homes/2/.claude/' "$L/.ratchet/runs/2/agent.log" ||
-  fail "Claude Code's memory folder is not in the scratch home: $(grep -o '"memory_paths":{[^}]*}' "$L/.ratchet/runs/2/agent.log")"
+grep -q '"memory_paths":{"auto":"/home/sandbox/.claude/' "$L/.ratchet/runs/2/agent.log" ||
+  fail "Claude Code's memory folder is not in the sandbox's home: $(grep -o '"memory_paths":{[^}]*}' "$L/.ratchet/runs/2/agent.log")"
+expect_eq "$(ls "$L/.ratchet/runs/2/home/propose/.claude/projects")" "$(work 2 | sed 's/[^A-Za-z0-9]/-/g')" "#2's memory folder in its own home"
+expect_eq "$(ls "$L/.ratchet/runs/3/home/propose/.claude/projects")" "$(work 3 | sed 's/[^A-Za-z0-9]/-/g')" "nothing of #2 in #3's home"
 
 # A hang: the server never answers the second call; the agent is stopped at
 # its timeout, nothing of it is left, and what it spent until then counts.
 H=$WORK/hang
 toy_loop "$H" "${AGENT/timeout = \"90s\"/timeout = \"8s\"}"
 cat >"$PLAN" <<JSON
-{"experiments": {"2": [{"tool":"Read","input":{"file_path":"$H/x.txt"},"usage":{"input":2000,"output":77,"cache_write":500}},
+{"experiments": {"2": [{"tool":"Read","input":{"file_path":"$H/.ratchet/work/2/x.txt"},"usage":{"input":2000,"output":77,"cache_write":500}},
                        {"hang":true}]}}
 JSON
 start_server "$PLAN" hang
 ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT
-out=$("$RATCHET" run "$H" --max-experiments 2 2>&1) || fail "hang run failed: $out"
+out=$("$RATCHET" run "$H" --max-experiments 2 2>&1) || stopped_by_rule || fail "hang run failed: $out"
 reason=$(sql "$H" "SELECT status || ': ' || reason FROM experiments WHERE id=2")
 expect_eq "${reason%% after*}" "propose_failed: the agent timed out" "the hang is a timeout"
 expect_eq "$(ledger_usage "$H" 2)" "$(report usage 2 "$PRICES")" "the hung agent's spend until the timeout"

@@ -18,13 +18,24 @@ PLAN=$WORK/plan.json
 echo '{}' >"$PLAN"
 start_server "$PLAN"
 
+# The template's command, checked here (a fail inside $(...) would not
+# count). ratchet's working copies have no .git, and Codex refuses to run
+# outside a git repository unless told: the template must say
+# --skip-git-repo-check (added here when it does not, so that the rest is
+# still tested).
+CODEX_CMD=$(template_command codex)
+case "$CODEX_CMD" in *'"--sandbox", "workspace-write"'*'"-"]') ;; *) fail "template command: $CODEX_CMD" ;; esac
+case "$CODEX_CMD" in
+  *'"--skip-git-repo-check"'*) ;;
+  *)
+    fail "the template's Codex command lacks \"--skip-git-repo-check\" (the working copy has no .git)"
+    CODEX_CMD="${CODEX_CMD%\"-\"]}\"--skip-git-repo-check\", \"-\"]" ;;
+esac
+
 # agent_table TIMEOUT: the template's command, pointed at the server.
 agent_table() {
-  local cmd
-  cmd=$(template_command codex)
-  case "$cmd" in *'"--sandbox", "workspace-write"'*'"-"]') ;; *) fail "template command: $cmd" ;; esac
   printf '%s\nmodel = "gpt-5.5"\ntimeout = "%s"\n' \
-    "${cmd%\"-\"]}\"-c\", 'model_providers.openai-r.base_url=\"http://127.0.0.1:$PORT/v1\"', \"-\"]" "$1"
+    "${CODEX_CMD%\"-\"]}\"-c\", 'model_providers.openai-r.base_url=\"http://127.0.0.1:$PORT/v1\"', \"-\"]" "$1"
 }
 
 patch() {  # patch FILE OLD NEW: an apply_patch call
@@ -52,9 +63,9 @@ cat >"$PLAN" <<JSON
 JSON
 node -e "JSON.parse(require('fs').readFileSync('$PLAN','utf8'))" || fail "the plan is not JSON"
 
-out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || fail "baseline run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || stopped_by_rule || fail "baseline run failed: $out"
 "$RATCHET" prompt "$L" >"$WORK/prompt-2.md" || fail "ratchet prompt failed"
-out=$("$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 echo "$out" | tail -3
 
 status_of() { sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=$1"; }
@@ -63,7 +74,7 @@ expect_eq "$(sql "$L" "SELECT group_concat(status, ' ') FROM (SELECT status FROM
 expect_eq "$(cat "$L/x.txt")" "97" "the kept patches are in the tree"
 expect_eq "$(sql "$L" "SELECT description FROM experiments WHERE id=2")" "lower x from 100 to 99" "#2 description"
 expect_eq "$(status_of 3)" "out_of_scope: changed protected file score.sh" "#3 protected file"
-[ ! -e "$L/pwned.txt" ] || fail "#4: the disallowed shell ran"
+# (Had it run, pwned.txt in the working copy would make #4 out_of_scope.)
 report tool-result 4 "unsupported call: exec_command" || fail "#4: Codex did not refuse the shell"
 # Each API error in Codex's own words; the retries are the template's.
 expect_contains "$(status_of 5)" "propose_failed: the agent failed: unexpected status 401 Unauthorized: invalid api key" "#5 401"
@@ -106,7 +117,7 @@ cat >"$PLAN" <<JSON
 {"experiments": {"2": [$(patch x.txt 100 99), "usage":{"input":1500,"output":60,"cache_read":200}},
                        {"hang":true}]}}
 JSON
-out=$("$RATCHET" run "$H" --max-experiments 2 2>&1) || fail "hang run failed: $out"
+out=$("$RATCHET" run "$H" --max-experiments 2 2>&1) || stopped_by_rule || fail "hang run failed: $out"
 reason=$(sql "$H" "SELECT status || ': ' || reason FROM experiments WHERE id=2")
 expect_eq "${reason%% after*}" "propose_failed: the agent timed out" "the hang is a timeout"
 server=$(report usage 2)

@@ -25,10 +25,10 @@ case "$AGENT" in *'"bash": "deny"'*'"title": {"disable": true}'*) ;; *) fail "te
 
 L=$WORK/loop
 toy_loop "$L" "$AGENT"
-X=$L/x.txt
+X=$L/.ratchet/work/2/x.txt  # the agent works in #2's working copy
 cat >"$PLAN" <<JSON
 {"experiments": {
- "2": [{"tool":"bash","input":{"command":"touch $L/pwned.txt","description":"try the shell"},"usage":{"input":1000,"output":50,"cache_read":300}},
+ "2": [{"tool":"bash","input":{"command":"touch $L/.ratchet/work/2/pwned.txt","description":"try the shell"},"usage":{"input":1000,"output":50,"cache_read":300}},
        {"tool":"read","input":{"filePath":"$X"},"usage":{"input":1100,"output":40,"cache_write":200}},
        {"tool":"edit","input":{"filePath":"$X","oldString":"100","newString":"99"},"usage":{"input":1200,"output":30}},
        {"text":"Lowered it.\nDESCRIPTION: lower x from 100 to 99","usage":{"input":1300,"output":20}}],
@@ -36,16 +36,16 @@ cat >"$PLAN" <<JSON
 }}
 JSON
 
-out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || fail "baseline run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 1 2>&1) || stopped_by_rule || fail "baseline run failed: $out"
 "$RATCHET" prompt "$L" >"$WORK/prompt-2.md" || fail "ratchet prompt failed"
-out=$("$RATCHET" run "$L" --max-experiments 3 2>&1) || fail "ratchet run failed: $out"
+out=$("$RATCHET" run "$L" --max-experiments 3 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
 echo "$out" | tail -3
 
 expect_eq "$(sql "$L" "SELECT group_concat(status, ' ') FROM (SELECT status FROM experiments ORDER BY id)")" \
   "keep keep propose_failed" "statuses"
-expect_eq "$(cat "$X")" "99" "the kept edit is in the tree"
+expect_eq "$(cat "$L/x.txt")" "99" "the kept edit is in the tree"
 expect_eq "$(sql "$L" "SELECT description FROM experiments WHERE id=2")" "lower x from 100 to 99" "#2 description"
-[ ! -e "$L/pwned.txt" ] || fail "#2: the denied bash tool ran"
+# (Had it run, pwned.txt in the working copy would make #2 out_of_scope.)
 report tool-result 2 "unavailable tool 'bash'" || fail "#2: opencode did not refuse bash"
 expect_eq "$(sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id=3")" \
   "propose_failed: the agent exit 1: APIError: invalid x-api-key (HTTP 401) (log: .ratchet/runs/3/agent.log)" "#3 401"

@@ -7,7 +7,6 @@ source "$(dirname "$0")/lib.sh"
 
 AGENTS=$RATCHET_HOME/tests/agents
 export AGENT_LOG_DIR=$WORK/prompts
-mkdir -p "$AGENT_LOG_DIR"
 L=$WORK/loop
 mkdir -p "$L"
 cat >"$L/ratchet.toml" <<TOML
@@ -21,6 +20,7 @@ timeout = "20s"
 [metric]
 name = "score"
 goal = "min"
+$(sandbox_table "$AGENT_LOG_DIR")
 [propose]
 kind = "agent"
 [propose.agent]
@@ -58,7 +58,7 @@ expect_contains "$printed" "## The program (program.md)
 Lower the score by editing x.txt, one step at a time." "program.md, verbatim"
 expect_contains "$printed" "| 3 | keep | 25 | lower x from 9 to 8 | kept |" "history row"
 expect_contains "$printed" "| 1 | keep | 49 | baseline | baseline |" "baseline row"
-expect_contains "$printed" "Best so far: #3, score = 25." "incumbent"
+expect_contains "$printed" "Best so far: #3, score = 25 (run.cpu_s = " "incumbent, with its run measurements"
 expect_contains "$printed" "1. Edit only these files: \`x.txt\`." "rule: editable files"
 expect_contains "$printed" "Never change the protected files: \`score.sh\`, \`ratchet.toml\`, \`program.md\`" "rule: protected"
 expect_contains "$printed" "Do not run the experiment (\`sh score.sh\`)" "rule: do not run"

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 AGENTS=$RATCHET_HOME/tests/agents
-make_loop() {  # make_loop DIR [EXTRA-REVIEW-LINES]
+make_loop() {  # make_loop DIR [EXTRA-REVIEW-LINES] [EXTRA-SANDBOX-LINES]
   mkdir -p "$1"
   cat >"$1/ratchet.toml" <<TOML
 [edit]
@@ -20,6 +20,8 @@ timeout = "20s"
 [metric]
 name = "score"
 goal = "min"
+$(sandbox_table)
+${3:-}
 [propose]
 kind = "agent"
 [propose.agent]
@@ -84,8 +86,7 @@ else
 fi
 mkdir -p "$WORK/nobwrap" && printf '#!/bin/sh\nexit 1\n' >"$WORK/nobwrap/bwrap" && chmod +x "$WORK/nobwrap/bwrap"
 E2=$WORK/editing2
-make_loop "$E2" "[sandbox]
-required = false"
+make_loop "$E2" "" "required = false"
 out=$(PATH="$WORK/nobwrap:$PATH" REVIEWER_MODE=edit "$RATCHET" run "$E2" --max-experiments 2 2>&1) || stopped_by_rule ||
   fail "unsandboxed editing run failed: $out"
 expect_contains "$(sql "$E2" "SELECT status || ': ' || reason FROM experiments WHERE id=2")" \

@@ -6,18 +6,18 @@
 # with the right status, the loop goes on, and nothing outside the rules
 # changes the tree or ratchet's state.
 #
-# The loop runs without the sandbox (a stand-in `bwrap` that fails is first
-# in PATH), so ratchet's own guard is what catches the ledger write; where
+# The loop runs without the sandbox ([sandbox] required = false, and a
+# stand-in `bwrap` that fails is first in PATH), so ratchet's own guard is what catches the ledger write; where
 # bubblewrap works, a second loop checks that the sandbox refuses it.
 source "$(dirname "$0")/lib.sh"
 
 AGENTS=$RATCHET_HOME/tests/agents
 export AGENT_LOG_DIR=$WORK/prompts
-mkdir -p "$AGENT_LOG_DIR" "$WORK/nobwrap"
+mkdir -p "$WORK/nobwrap"
 printf '#!/bin/sh\nexit 1\n' >"$WORK/nobwrap/bwrap"
 chmod +x "$WORK/nobwrap/bwrap"
 
-make_loop() {  # make_loop DIR: x.txt scored by (x - 3)^2, the stand-in as agent
+make_loop() {  # make_loop DIR [SANDBOX-LINES]: x.txt scored by (x - 3)^2, the stand-in as agent
   mkdir -p "$1"
   cat >"$1/ratchet.toml" <<TOML
 [edit]
@@ -33,6 +33,8 @@ name = "score"
 goal = "min"
 [stop]
 max_experiments = 9
+$(sandbox_table "$AGENT_LOG_DIR")
+${2:-}
 [propose]
 kind = "agent"
 [propose.agent]
@@ -51,7 +53,7 @@ SH
 }
 
 L=$WORK/loop
-make_loop "$L"
+make_loop "$L" "required = false"
 export AGENT_PLAN="2:good 3:protected 4:nothing 5:hang 6:fail 7:ledger 8:outside 9:good"
 started=$SECONDS
 out=$(PATH="$WORK/nobwrap:$PATH" "$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "ratchet run failed: $out"
@@ -117,6 +119,7 @@ if bwrap --dev-bind / / --ro-bind /etc /etc true 2>/dev/null; then
   expect_contains "$(cat "$S/.ratchet/runs/2/agent.log")" "ref write: refused" "sandbox refuses .git"
   expect_eq "$(sql "$S" "SELECT status FROM experiments WHERE id=2")" "keep" "sandboxed #2 goes on"
   expect_eq "$(sql "$S" "SELECT description FROM experiments WHERE id=1")" "baseline" "sandboxed #1 not forged"
+  expect_eq "$(grep -c 'everything was kept' "$S/.ratchet/notes.md")" "0" "sandboxed: notes not forged"
 else
   echo "agent_statuses: bubblewrap does not work here; the sandboxed case was skipped"
 fi

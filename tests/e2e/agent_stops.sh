@@ -23,6 +23,7 @@ goal = "min"
 [stop]
 max_experiments = 30
 $2
+$(sandbox_table)
 [propose]
 kind = "agent"
 [propose.agent]

@@ -71,6 +71,20 @@ stopped_by_rule() {
   [ "$rc" -eq 3 ] || [ "$rc" -eq 5 ]
 }
 
+# sandbox_table [WRITABLE...]: the text of a [sandbox] table that shows the
+# stand-in agents (tests/agents) read-only inside ratchet's sandbox, and each
+# WRITABLE folder (absolute; created here) writable, e.g. where a stand-in
+# logs its prompts. Steps stay sandboxed: nothing else of the host is seen.
+sandbox_table() {
+  local writable="" d
+  for d in "$@"; do
+    mkdir -p "$d"
+    writable+="${writable:+, }\"$d\""
+  done
+  printf '[sandbox]\nreadable = ["%s"]\n' "$RATCHET_HOME/tests/agents"
+  if [ -n "$writable" ]; then printf 'writable = [%s]\n' "$writable"; fi
+}
+
 # pid_alive PID
 pid_alive() { kill -0 "$1" 2>/dev/null; }
 

@@ -8,7 +8,7 @@ L=$WORK/loop
 mkdir -p "$L"
 export GATE_DIR=$WORK/gates
 mkdir -p "$GATE_DIR"
-cat >"$L/ratchet.toml" <<'TOML'
+cat >"$L/ratchet.toml" <<TOML
 [edit]
 files = ["x.txt"]
 protected = ["run.sh", "propose.sh", "ratchet.toml"]
@@ -19,16 +19,19 @@ timeout = "60s"
 [metric]
 name = "score"
 goal = "min"
+[sandbox]
+writable = ["$GATE_DIR"]
 [propose]
 kind = "script"
 [propose.script]
 command = "sh propose.sh"
 TOML
 echo 10 >"$L/x.txt"
-# Each run announces itself, then waits (up to 30 s) until the test opens
-# its gate: the test decides when a run ends.
+# Each run announces itself (with its sandbox's pid namespace), then waits
+# (up to 30 s) until the test opens its gate: the test decides when a run
+# ends.
 cat >"$L/run.sh" <<'SH'
-ps -o pgid= $$ > "$GATE_DIR/pgid-$RATCHET_EXPERIMENT"
+readlink /proc/self/ns/pid > "$GATE_DIR/pidns-$RATCHET_EXPERIMENT"
 touch "$GATE_DIR/started-$RATCHET_EXPERIMENT"
 i=0
 while [ ! -e "$GATE_DIR/open-$RATCHET_EXPERIMENT" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
@@ -41,6 +44,14 @@ echo "decrement"
 SH
 git_init "$L"
 started() { [ -e "$GATE_DIR/started-$1" ]; }
+# in_pidns NS: some process of this machine lives in pid namespace NS.
+in_pidns() {
+  local p
+  for p in /proc/[0-9]*/ns/pid; do
+    [ "$(readlink "$p" 2>/dev/null)" = "$1" ] && return 0
+  done
+  return 1
+}
 
 # Session 1: baseline, then #2 is held running.
 "$RATCHET" run "$L" >"$WORK/run1.log" 2>&1 &
@@ -92,6 +103,8 @@ expect_eq "$(sql "$L" "SELECT status || ': ' || reason FROM experiments WHERE id
 expect_eq "$(cat "$L/x.txt")" "9" "tree restored to the incumbent"
 expect_eq "$(git -C "$L" status --porcelain)" "" "tree clean"
 expect_contains "$(cat "$WORK/run2.log")" "stopping now" "second Ctrl-C announced"
-# The waiting run.sh of #3 is gone.
-if pgrep -g "$(cat "$GATE_DIR/pgid-3")" >/dev/null; then fail "the run of #3 outlived the interrupt"; fi
+# The waiting run.sh of #3 is gone, with everything in its sandbox.
+ns=$(cat "$GATE_DIR/pidns-3")
+[ -n "$ns" ] && [ "$ns" != "$(readlink /proc/self/ns/pid)" ] || fail "#3 did not run in a pid namespace of its own: '$ns'"
+if in_pidns "$ns"; then fail "the run of #3 outlived the interrupt"; fi
 finish

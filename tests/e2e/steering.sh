@@ -5,6 +5,7 @@
 # `ratchet resume` lets it go on.
 source "$(dirname "$0")/lib.sh"
 AGENTS=$RATCHET_HOME/tests/agents
+export AGENT_LOG_DIR=$WORK/prompts
 
 L=$WORK/steer
 mkdir -p "$L"
@@ -19,6 +20,7 @@ timeout = "20s"
 [metric]
 name = "score"
 goal = "min"
+$(sandbox_table "$AGENT_LOG_DIR")
 [propose]
 kind = "agent"
 [propose.agent]
@@ -29,8 +31,6 @@ echo 100 >"$L/x.txt"
 printf 'x=$(cat x.txt)\necho "---"\necho "score: $(( (x - 3) * (x - 3) ))"\n' >"$L/score.sh"
 echo "Lower the score." >"$L/program.md"
 git_init "$L"
-mkdir -p "$WORK/prompts"
-export AGENT_LOG_DIR=$WORK/prompts
 
 set +e
 out=$("$RATCHET" note "$L" "too early" 2>&1)

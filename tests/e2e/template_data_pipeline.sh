@@ -16,6 +16,7 @@ done
 set_table "$L" propose.agent "[propose.agent]
 command = [\"python3\", \"$AGENTS/pipeline_fixer.py\"]
 timeout = \"30s\""
+set_table "$L" sandbox "$(sandbox_table)"
 out=$(PIPELINE_PLAN="2:id 3:amount 4:drop 5:checker 6:email 7:currency 8:date 9:country" \
   "$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"
 

@@ -25,7 +25,7 @@ tests_hash=$(sha256sum <"$L/tests/test_textkit.c")
 set_table "$L" propose.agent "[propose.agent]
 command = [\"python3\", \"$AGENTS/fixer.py\"]
 timeout = \"30s\""
-mkdir -p "$WORK/prompts"
+set_table "$L" sandbox "$(sandbox_table "$WORK/prompts")"
 start=$(git -C "$L" rev-parse HEAD)
 out=$(FIXER_PLAN="2:count_words 3:cheat 4:typeerror 5:syntax 6:reverse 7:palindrome 8:parse_long 9:copy" \
   AGENT_LOG_DIR=$WORK/prompts "$RATCHET" run "$L" 2>&1) || fail "ratchet run failed: $out"

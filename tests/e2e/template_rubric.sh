@@ -20,6 +20,7 @@ command = [\"python3\", \"$AGENTS/rubric_writer.py\", \"{model}\"]
 model = \"writer-model\"
 timeout = \"30s\""
 set_table "$L" propose.agent "$writer"
+set_table "$L" sandbox "$(sandbox_table "$WORK/prompts")"
 
 # A judge on the writer's model is refused, and so is the writer's command.
 cp -r "$L" "$WORK/same-model"
@@ -49,7 +50,6 @@ set_table "$L" judge "[judge]
 command = [\"python3\", \"$AGENTS/rubric_judge.py\", \"{model}\"]
 model = \"judge-model\"
 timeout = \"30s\""
-mkdir -p "$WORK/prompts"
 out=$(WRITER_PLAN="4:strongest" AGENT_LOG_DIR=$WORK/prompts "$RATCHET" run "$L" 2>&1) ||
   fail "ratchet run failed: $out"
 expect_contains "$out" "stopped: reached stop.target 8: min_score 8 at #7" "stops when every criterion >= 8"
