@@ -139,7 +139,8 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
       spec.cwd = paths.copy;
       spec.log_path = paths.run_dir + "/" + step.name + ".log";
       AddCopy(paths, plan, Mount::Kind::kReadOnly, &s);
-      s.mounts.push_back({artifacts, "", Mount::Kind::kReadOnly, false});
+      // Optional: a gate's partner runs before any run has saved anything.
+      s.mounts.push_back({artifacts, "", Mount::Kind::kReadOnly, true});
       AddExtraMounts(config, plan, &s);
       spec.limits = {config.memory_bytes, config.max_pids, config.disk_bytes};
       break;
@@ -148,7 +149,7 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
       s.mounts.push_back({paths.loop, "", Mount::Kind::kReadOnly, false});
       s.mounts.push_back({"", paths.loop + "/.git", Mount::Kind::kHidden, false});
       s.mounts.push_back({"", paths.loop + "/.ratchet", Mount::Kind::kHidden, false});
-      s.mounts.push_back({artifacts, "", Mount::Kind::kReadOnly, false});
+      s.mounts.push_back({artifacts, "", Mount::Kind::kReadOnly, true});  // none before a run
       AddExtraMounts(config, plan, &s);
       spec.tail_bytes = 1 << 20;  // the summary is the score: keep all of it
       break;
