@@ -63,6 +63,7 @@ int Show(const ShowOptions& options) {
     std::printf("usage:       %lld tokens in, %lld out, $%.4f\n",
                 static_cast<long long>(e.usage.input_tokens),
                 static_cast<long long>(e.usage.output_tokens), e.usage.cost_usd);
+  for (const std::string& w : e.warnings) std::printf("warning:     %s\n", w.c_str());
   if (!e.mechanisms.empty()) {
     std::string names;
     for (const std::string& m : e.mechanisms) names += (names.empty() ? "" : ", ") + m;

@@ -87,6 +87,17 @@ int ShowStatus(const std::string& dir) {
       std::printf("  %-24s %-16s %lld calls\n", key.first.c_str(), key.second.c_str(), n);
   }
 
+  // Facts that did not fail an experiment but the user should know (e.g. it
+  // ran without the sandbox, an agent printed no usage report).
+  int warned = 0;
+  const Experiment* last_warned = nullptr;
+  for (const Experiment& e : history)
+    if (!e.warnings.empty()) ++warned, last_warned = &e;
+  if (last_warned)
+    std::printf("warnings:   %d experiment%s (last, #%d: %s; `ratchet show %s %d`)\n", warned,
+                warned == 1 ? "" : "s", last_warned->id, last_warned->warnings.back().c_str(),
+                dir.c_str(), last_warned->id);
+
   // steering: a pause and the user's notes (`ratchet pause` / `ratchet note`).
   std::vector<LedgerEvent> events;
   if (!ledger->LoadEvents(0, &events, &err)) return Fail(err);
@@ -110,6 +121,16 @@ int ShowStatus(const std::string& dir) {
                   FormatDuration(live.budget_s).c_str());
     std::printf("\n");
     if (!live.progress.empty()) std::printf("            %s\n", live.progress.c_str());
+    // With workers, every experiment in flight (the ledger has each one's phase).
+    int in_flight = 0;
+    for (const Experiment& e : history) in_flight += e.phase != Phase::kDone;
+    if (in_flight > 1) {
+      std::printf("in flight:  %d\n", in_flight);
+      for (const Experiment& e : history)
+        if (e.phase != Phase::kDone)
+          std::printf("  #%-4d worker %d  %-10s for %s  %s\n", e.id, e.worker, PhaseName(e.phase),
+                      FormatDuration(now - e.started_at).c_str(), e.description.c_str());
+    }
   } else {
     std::string last = sessions.empty() ? "" : sessions.back().stop_reason;
     if (!sessions.empty() && last.empty()) last = "ratchet was killed; `ratchet run` resumes";

@@ -28,8 +28,18 @@ void AddExtraMounts(const LoopConfig& config, const SandboxPlan& plan, SandboxSp
 }
 
 // The working copy writable, its protected files read-only on top.
+// The loop directory and the user's home are hidden first, so that neither
+// shows through a system folder the sandbox binds whole (a loop under /opt
+// or /usr/local, a home under /opt): its data, .git, the ledger and the
+// ledger's key stay out of sight. What is bound after this shows on top.
+void HideHost(const ExperimentPaths& paths, const std::string& home, SandboxSpec* s) {
+  for (const std::string& path : {home, paths.loop})
+    if (!path.empty() && path != "/") s->mounts.push_back({"", path, Mount::Kind::kHidden, false});
+}
+
 void AddCopy(const ExperimentPaths& paths, const SandboxPlan& plan, Mount::Kind kind,
              SandboxSpec* s) {
+  HideHost(paths, plan.home, s);
   s->mounts.push_back({paths.copy, "", kind, false});
   if (kind != Mount::Kind::kWritable) return;
   for (const std::string& rel : plan.protected_paths)
@@ -98,7 +108,9 @@ SandboxSpec ProposerSandbox(const LoopConfig& config, const ExperimentPaths& pat
   s.enabled = plan.use;
   s.home = paths.Home("propose");
   s.network = false;  // a proposer that needs it (an agent CLI) turns it on for itself
-  AddCopy(paths, SandboxPlan{}, Mount::Kind::kWritable, &s);
+  SandboxPlan copy_only;  // the proposer's edits are checked for scope afterwards
+  copy_only.home = plan.home;
+  AddCopy(paths, copy_only, Mount::Kind::kWritable, &s);
   // What ratchet wrote for the proposer (history, prompt) is in the run folder.
   s.mounts.push_back({paths.run_dir, "", Mount::Kind::kReadOnly, false});
   AddExtraMounts(config, plan, &s);

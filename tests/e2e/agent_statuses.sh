@@ -85,6 +85,10 @@ expect_eq "$(git -C "$L" for-each-ref --format='%(refname)' refs/heads/forged)" 
 expect_eq "$(grep -c 'everything was kept' "$L/.ratchet/notes.md")" "0" "notes not forged"
 expect_contains "$(cat "$L/.ratchet/runs/7/agent.log")" "ledger write: done" "#7 really wrote (no sandbox)"
 expect_contains "$(cat "$L/.ratchet/runs/7/agent.json")" '"sandboxed": false' "#7 ran without the sandbox"
+# Said in the ledger row, `ratchet show` and `ratchet status`.
+expect_contains "$("$RATCHET" show "$L" 7 --no-diff)" "warning:     ran without the sandbox" \
+  "show names the missing sandbox"
+expect_contains "$("$RATCHET" status "$L")" "warnings:   " "status counts the warnings"
 [ ! -e "$L/.ratchet/guard" ] || fail "the guard's aside links were left behind"
 # Only candidates that followed the rules ran: the baseline, #2 and #9.
 expect_eq "$(sql "$L" "SELECT group_concat(experiment_id, ' ') FROM (SELECT experiment_id FROM runs ORDER BY experiment_id)")" \
