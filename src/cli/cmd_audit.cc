@@ -36,6 +36,8 @@ std::string Value(const std::optional<double>& v) { return v ? FormatMetric(*v) 
 void PrintReport(const AuditReport& r, const std::string& metric) {
   std::printf("ledger:  %lld journal entries, %s\n", r.ledger.entries,
               r.ledger.authenticated ? "MACs checked" : ("MACs not checked: " + r.ledger.key_note).c_str());
+  if (r.ledger.authenticated && !r.ledger.key_note.empty())
+    std::printf("  note:    %s\n", r.ledger.key_note.c_str());
   for (const std::string& p : r.ledger.journal_problems) std::printf("  journal: %s\n", p.c_str());
   for (const std::string& p : r.ledger.row_problems) std::printf("  row:     %s\n", p.c_str());
   std::printf("commits: %d tried, %zu missing\n", r.tried_commits, r.missing_commits.size());

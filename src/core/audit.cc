@@ -106,7 +106,8 @@ void Rescore(const LoopConfig& config, const AuditDeps& deps, const Experiment& 
 }  // namespace
 
 bool AuditReport::ok() const {
-  if (!ledger.ok() || !missing_commits.empty()) return false;
+  // Unauthenticated entries cannot be told from forged ones.
+  if (!ledger.ok() || ledger.foreign_entries > 0 || !missing_commits.empty()) return false;
   for (const AuditedKeep& k : keeps)
     if (!k.protected_ok || !k.problem.empty()) return false;
   return true;
@@ -133,6 +134,7 @@ std::string AuditReport::Json(const std::string& metric_name) const {
        {{"entries", ledger.entries},
         {"authenticated", ledger.authenticated},
         {"key_note", ledger.key_note},
+        {"foreign_entries", ledger.foreign_entries},
         {"journal_problems", ledger.journal_problems},
         {"row_problems", ledger.row_problems}}},
       {"tried_commits", {{"checked", tried_commits}, {"missing", missing_commits}}},

@@ -176,6 +176,8 @@ bool Engine::CheckLedger(std::string* err) {
            "; the loop's history cannot be trusted (`ratchet audit` shows the details)";
     return false;
   }
+  if (check.foreign_entries > 0 && check.authenticated)
+    Note("warning: " + check.key_note);  // goes on: a loop moved here is legitimate
   if (check.row_problems.empty()) return true;
   std::vector<std::string> repaired;
   if (!deps_.ledger->Repair(&repaired, err)) return false;

@@ -36,6 +36,9 @@ struct LedgerCheck {
   long long entries = 0;
   bool authenticated = false;  // MACs were checked (the key is here)
   std::string key_note;        // why not, when not
+  /// Entries (all before the first one this machine's key signed) under
+  /// another key or none: a ledger from elsewhere, or MACs stripped.
+  long long foreign_entries = 0;
   std::vector<std::string> journal_problems;
   std::vector<std::string> row_problems;
   bool ok() const { return journal_problems.empty() && row_problems.empty(); }

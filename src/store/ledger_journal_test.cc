@@ -138,6 +138,52 @@ TEST_F(LedgerJournalTest, AJournalRewrittenWithItsHashesRecomputedFailsItsMac) {
   EXPECT_FALSE(ledger_->Repair(&repaired, &err_));
 }
 
+// Rewrites the whole journal as a forger would: the first experiment's metric
+// changed, the chain recomputed, and the MACs (which it cannot make) either
+// stripped from every entry or from the forged one onwards.
+void ForgeJournal(SqliteLedger* ledger, const std::string& path, bool strip_all) {
+  std::vector<JournalEntry> entries;
+  std::string err;
+  ASSERT_TRUE(ledger->LoadJournal(&entries, &err)) << err;
+  std::string prev, sql = "BEGIN;";
+  bool forged = false;
+  for (JournalEntry& e : entries) {
+    const size_t at = e.body.find("\"metric\":1.5");
+    if (e.kind == "experiment" && at != std::string::npos) {
+      e.body.replace(at, 12, "\"metric\":0.1");
+      forged = true;
+    }
+    if (strip_all || forged) e.mac.clear();
+    e.hash = JournalHash(prev, e);
+    prev = e.hash;
+    char* quoted =
+        sqlite3_mprintf("UPDATE journal SET body = %Q, hash = %Q, mac = %Q WHERE seq = %lld;",
+                        e.body.c_str(), e.hash.c_str(), e.mac.c_str(), e.seq);
+    sql += quoted;
+    sqlite3_free(quoted);
+  }
+  Sql(path, sql + "UPDATE experiments SET metric = 0.1 WHERE id = 1; COMMIT;");
+}
+
+TEST_F(LedgerJournalTest, MacsStrippedAfterSignedEntriesAreAProblem) {
+  ForgeJournal(ledger_.get(), path_, /*strip_all=*/false);
+  LedgerCheck check = Check();
+  ASSERT_EQ(check.journal_problems.size(), 1u);
+  EXPECT_NE(check.journal_problems[0].find("is not authenticated by this machine's key"),
+            std::string::npos)
+      << check.journal_problems[0];
+}
+
+TEST_F(LedgerJournalTest, AJournalWithEveryMacStrippedIsNotTrusted) {
+  ForgeJournal(ledger_.get(), path_, /*strip_all=*/true);
+  LedgerCheck check = Check();
+  // The chain holds, so nothing proves a forgery; but nothing proves the
+  // rows either: counted, and said (ratchet audit fails on it).
+  EXPECT_TRUE(check.journal_problems.empty());
+  EXPECT_GT(check.foreign_entries, 0);
+  EXPECT_NE(check.key_note.find("or its MACs were removed"), std::string::npos) << check.key_note;
+}
+
 TEST_F(LedgerJournalTest, AnEditedJournalEntryBreaksTheChain) {
   Sql(path_,
       "UPDATE journal SET body = replace(body, '\"metric\":1.5', '\"metric\":0.2') "

@@ -765,6 +765,7 @@ bool SqliteLedger::Replay(LedgerCheck* check,
   check->key_note = key.note;
   std::string prev;
   long long foreign = 0;
+  bool ours_seen = false;
   for (const JournalEntry& e : entries) {
     const std::string where = "journal entry " + std::to_string(e.seq) + " (" + e.kind + " " +
                               e.key + ")";
@@ -784,6 +785,12 @@ bool SqliteLedger::Replay(LedgerCheck* check,
                                             " was rewritten: its MAC does not match the key");
           break;
         }
+        ours_seen = true;
+      } else if (ours_seen) {
+        // Once this machine's ratchet wrote the journal, every later entry
+        // is its own: one without its MAC was written by something else.
+        check->journal_problems.push_back(where + " is not authenticated by this machine's key");
+        break;
       } else {
         ++foreign;  // written on another machine (another key) or without one
       }
@@ -791,8 +798,12 @@ bool SqliteLedger::Replay(LedgerCheck* check,
     prev = e.hash;
     (*last)[{e.kind, e.key}] = e.body;
   }
+  check->foreign_entries = foreign;
   if (foreign > 0)
-    check->key_note = std::to_string(foreign) + " journal entries are authenticated by another key";
+    check->key_note = std::to_string(foreign) +
+                      " journal entries are not authenticated by this machine's key: the "
+                      "ledger came from elsewhere (RATCHET_KEY_FILE names its key), or its MACs "
+                      "were removed";
   return true;
 }
 
