@@ -73,6 +73,10 @@ struct RunSpec {
   std::string cwd;  // empty: the current directory (inside the sandbox when there is one)
   /// Added to (or overriding) ratchet's own environment.
   std::vector<std::pair<std::string, std::string>> env;
+  /// Leaves out of ratchet's environment every variable whose name looks
+  /// like a credential (API keys, webhook tokens, RATCHET_KEY_FILE): builds
+  /// and runs need none. What `env` sets is passed all the same.
+  bool drop_secret_env = false;
   /// Hard limit in seconds; 0 means none. At the deadline every process of
   /// the step gets SIGTERM, then SIGKILL after grace_s. Measured by ratchet's
   /// monotonic clock: a step whose wall time exceeds timeout_s + grace_s is

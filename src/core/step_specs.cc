@@ -127,6 +127,9 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
   spec.log_path = paths.run_dir + "/" + step.name + ".log";
   spec.log_limit_bytes = config.log_limit_bytes;
   const std::string artifacts = paths.Artifacts(step.attempt);
+  // The candidate's code has no use for the user's credentials.
+  spec.drop_secret_env = step.kind == StepKind::kBuild || step.kind == StepKind::kGate ||
+                         step.kind == StepKind::kRun || step.kind == StepKind::kServe;
 
   SandboxSpec& s = spec.sandbox;
   s.enabled = plan.use;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -66,10 +67,24 @@ bool FindProgram(const std::string& name, const std::string& path_env, const std
   return fail(error);
 }
 
+bool LooksSecret(const std::string& name) {
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "RATCHET_KEY_FILE") return true;
+  for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"})
+    if (upper.find(word) != std::string::npos) return true;
+  return false;
+}
+
 std::vector<std::string> MergeEnvironment(
-    char* const* base, const std::vector<std::pair<std::string, std::string>>& add) {
+    char* const* base, const std::vector<std::pair<std::string, std::string>>& add,
+    bool drop_secrets) {
   std::vector<std::string> env;
-  for (char* const* e = base; e && *e; ++e) env.emplace_back(*e);
+  for (char* const* e = base; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (drop_secrets && eq && LooksSecret(std::string(*e, static_cast<size_t>(eq - *e)))) continue;
+    env.emplace_back(*e);
+  }
   for (const auto& [key, value] : add) {
     std::string entry = key + "=" + value;
     bool replaced = false;

@@ -23,7 +23,13 @@ bool FindProgram(const std::string& name, const std::string& path_env, const std
 /// `base` (a NULL-terminated "KEY=VALUE" array such as environ) with `add`
 /// applied: a key already there gets the new value, a new key is appended.
 std::vector<std::string> MergeEnvironment(
-    char* const* base, const std::vector<std::pair<std::string, std::string>>& add);
+    char* const* base, const std::vector<std::pair<std::string, std::string>>& add,
+    bool drop_secrets = false);
+
+/// Whether an environment variable's name looks like it holds a credential
+/// (…KEY…, …TOKEN…, …SECRET…, …PASSWORD…, …PASSWD…, …CREDENTIAL…, …AUTH…,
+/// any case) or is ratchet's own RATCHET_KEY_FILE.
+bool LooksSecret(const std::string& name);
 
 /// Sets *value to the value of key in a "KEY=VALUE" list; false if absent.
 bool FindEnv(const std::vector<std::string>& env, const std::string& key, std::string* value);

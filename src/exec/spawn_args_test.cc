@@ -61,6 +61,16 @@ TEST(EnvironmentTest, MergeOverridesAndAppends) {
   EXPECT_EQ(arr.get()[4], nullptr);
 }
 
+TEST(EnvironmentTest, CredentialsAreLeftOutWhenAsked) {
+  char path[] = "PATH=/usr/bin", key[] = "ANTHROPIC_API_KEY=sk-1", hook[] = "SLACK_TOKEN=t",
+       mine[] = "RATCHET_KEY_FILE=/k", pw[] = "db_password=p", lang[] = "LANG=C";
+  char* base[] = {path, key, hook, mine, pw, lang, nullptr};
+  auto env = MergeEnvironment(base, {{"HF_TOKEN", "given"}}, /*drop_secrets=*/true);
+  // What the step's own env sets passes; nothing inherited that names a credential.
+  EXPECT_EQ(env, (std::vector<std::string>{"PATH=/usr/bin", "LANG=C", "HF_TOKEN=given"}));
+  EXPECT_EQ(MergeEnvironment(base, {}).size(), 6u) << "kept unless asked";
+}
+
 TEST(SandboxArgvTest, BindsEverythingAndTheReadonlyPathsOnTop) {
   auto argv = BwrapArgv("bwrap", {"/abs/file", "rel/dir"}, "/work", "/usr/bin/python3",
                         {"python3", "train.py"});

@@ -122,7 +122,7 @@ bool Step::Prepare() {
   std::vector<std::pair<std::string, std::string>> add = spec_.env;
   // The sandbox's HOME, whatever the caller's environment said.
   if (sandboxed_) add.push_back({"HOME", kSandboxHome});
-  std::vector<std::string> env = MergeEnvironment(environ, add);
+  std::vector<std::string> env = MergeEnvironment(environ, add, spec_.drop_secret_env);
   std::string path_env;
   FindEnv(env, "PATH", &path_env);
 

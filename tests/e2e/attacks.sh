@@ -136,6 +136,8 @@ case "$mode" in
       leak "$f"
     done
     say "search the loop for secret.txt: $(find "$LOOP" -name secret.txt 2>/dev/null | tr '\n' ' ')"
+    # A credential in ratchet's environment (an agent's API key).
+    if [ -n "${ATTACK_API_KEY:-}" ]; then say "read \$ATTACK_API_KEY: done: $ATTACK_API_KEY"; else say "read \$ATTACK_API_KEY: refused"; fi
     ;;
 esac
 echo "$value" > "$RATCHET_RUN_DIR/model"
@@ -175,7 +177,7 @@ git_init "$L"
 # to the runs (as a hostile run would know it).
 start_ratchet() {
   rm -f "$INTEL/ratchet.pid"
-  (cd "$1" && exec "$RATCHET" run "$1") >"$1.log" 2>&1 &
+  (cd "$1" && ATTACK_API_KEY="sk-$SECRET" exec "$RATCHET" run "$1") >"$1.log" 2>&1 &
   pid=$!
   wait_until 30 lock_is "$1" "$pid" || fail "ratchet's pid $pid never appeared in $1/.ratchet/lock"
   cat "$1/.ratchet/lock" >"$INTEL/ratchet.pid.new"
@@ -200,17 +202,20 @@ end_ratchet() {
   expect_eq "$code" 3 "ratchet ended by its stop rule (137: killed): $(tail -3 "$1.log")"
   expect_eq "$(sql "$1" "SELECT count(*) FROM sessions")" 1 "one session: ratchet never restarted"
 }
-marked() { pgrep -f "ratchet-attack-$TOKEN" >/dev/null; }
-no_marked() { ! marked; }
+# marked [SUFFIX]: a process of the runs is alive (of one mode: -bg, -term).
+marked() { pgrep -f "ratchet-attack-$TOKEN${1:-}" >/dev/null; }
+no_marked() { ! marked "${1:-}"; }
 is_done() { [ "$(sql "$L" "SELECT phase FROM experiments WHERE id = $1" 2>/dev/null)" = done ]; }
 done_or_over() { is_done "$1" || over; }
 
 start_ratchet "$L"
 # The run's children are gone once their experiment is over.
-for id in 9 10; do
+# (#10 may start before the check for #9: each checks its own mode's marker.)
+for id_mode in 9:-bg 10:-term; do
+  id=${id_mode%%:*} mode=${id_mode#*:}
   wait_until 120 done_or_over "$id" || fail "#$id never finished"
   if is_done "$id"; then
-    wait_until 2 no_marked || fail "after #$id: processes of its run remain: $(pgrep -af "ratchet-attack-$TOKEN")"
+    wait_until 2 no_marked "$mode" || fail "after #$id: processes of its run remain: $(pgrep -af "ratchet-attack-$TOKEN$mode")"
   fi
 done
 end_ratchet "$L"
@@ -274,7 +279,7 @@ awk -v w="$wall10" -v r="$run10" 'BEGIN { exit !(w <= 5 && r <= 5) }' ||
 no_leak() {
   local where="${1#"$WORK"/}#$2"
   expect_eq "$(attempts "$2" "$1" | grep -c ': done' || true)" 0 "$where read hidden data: $(attempts "$2" "$1" | grep ': done' || true)"
-  expect_eq "$(attempts "$2" "$1" | grep -c ': refused')" 7 "$where refused on every path"
+  expect_eq "$(attempts "$2" "$1" | grep -c ': refused')" 8 "$where refused on every path"
   expect_eq "$(grep -c "$SECRET" "$1/.ratchet/runs/$2/run.log" || true)" 0 "$where the secret in its log"
   expect_contains "$(attempts "$2" "$1" | grep 'search the loop')" "secret.txt: " "$where searched"
   expect_eq "$(attempts "$2" "$1" | grep 'search the loop' | grep -c data/secret || true)" 0 "$where found the secret file"
