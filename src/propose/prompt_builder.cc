@@ -242,6 +242,17 @@ std::string BuildPrompt(const PromptInputs& in) {
       records += FenceData("tried", ".ratchet/ledger.db", SanitizeData(list, lb));
     }
   }
+  if (in.in_flight && !in.in_flight->empty()) {
+    // Other workers' experiments: proposing the same change again wastes a run.
+    std::string list;
+    for (const Experiment& e : *in.in_flight)
+      list += "- #" + std::to_string(e.id) + ": " +
+              (e.description.empty() ? std::string("(still being proposed)") : e.description) +
+              "\n";
+    records += std::string(records.empty() ? "" : "\n") +
+               "### In flight on other workers (no result yet; do not propose the same)\n\n";
+    records += FenceData("in-flight", ".ratchet/ledger.db", SanitizeData(list, lb));
+  }
   if (!in.notes.empty() && in.limits.notes_lines > 0) {
     records += "\n### The loop's notes (.ratchet/notes.md, last " +
                std::to_string(in.limits.notes_lines) + " lines)\n\n";

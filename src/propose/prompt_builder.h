@@ -44,6 +44,7 @@ struct PromptInputs {
   std::string program;  // its text (trusted: the loop's author wrote it)
   const std::vector<Experiment>* history = nullptr;  // finished, oldest first
   const Experiment* incumbent = nullptr;             // null before the baseline
+  const std::vector<Experiment>* in_flight = nullptr;  // on other workers, no result yet
   std::vector<std::string> guidance;                 // from the outer loop
   std::string notes;                                 // .ratchet/notes.md ("" if none)
   std::optional<LogTail> last_log;

@@ -19,6 +19,7 @@ bool GatherPromptInputs(const ProposalRequest& request, Workspace* workspace,
   in->config = request.config;
   in->history = request.history;
   in->incumbent = request.incumbent;
+  in->in_flight = request.in_flight;
   in->guidance = request.guidance;
   in->program_name = program;
   in->limits = limits;
