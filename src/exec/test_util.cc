@@ -65,7 +65,9 @@ bool Alive(pid_t pid) {
 std::string Survivors(const std::vector<pid_t>& pids) {
   std::string out;
   for (pid_t pid : pids) {
-    if (Alive(pid)) out += (out.empty() ? "" : " ") + std::to_string(pid);
+    if (!Alive(pid)) continue;
+    if (!out.empty()) out += ' ';
+    out += std::to_string(pid);
   }
   return out;
 }
