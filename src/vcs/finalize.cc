@@ -1,5 +1,7 @@
 #include "vcs/finalize.h"
 
+#include "vcs/git_util.h"
+
 #include <git2.h>
 
 #include <memory>
@@ -7,40 +9,15 @@
 namespace ratchet {
 namespace {
 
-template <typename T, void (*F)(T*)>
-struct GitFree {
-  void operator()(T* p) const { F(p); }
-};
-using ObjectPtr = std::unique_ptr<git_object, GitFree<git_object, git_object_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git_tree_free>>;
-using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git_diff_free>>;
-using SigPtr = std::unique_ptr<git_signature, GitFree<git_signature, git_signature_free>>;
-using RefPtr = std::unique_ptr<git_reference, GitFree<git_reference, git_reference_free>>;
-
-bool Fail(const std::string& what, std::string* err) {
-  const git_error* e = git_error_last();
-  *err = what + ": " + (e && e->message ? e->message : "unknown libgit2 error");
-  return false;
-}
-
-std::string Hex(const git_oid& oid) {
-  char buf[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buf, sizeof buf, &oid);
-  return buf;
-}
-
-bool LookupCommit(git_repository* repo, const std::string& rev, CommitPtr* out, std::string* err) {
-  git_object* obj = nullptr;
-  if (git_revparse_single(&obj, repo, rev.c_str()) != 0)
-    return Fail("cannot resolve revision '" + rev + "'", err);
-  ObjectPtr holder(obj);
-  git_object* peeled = nullptr;
-  if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0)
-    return Fail("'" + rev + "' is not a commit", err);
-  out->reset(reinterpret_cast<git_commit*>(peeled));
-  return true;
-}
+using git::CommitPtr;
+using git::DiffPtr;
+using git::Fail;
+using git::Hex;
+using git::LookupCommit;
+using git::ObjectPtr;
+using git::RefPtr;
+using git::SigPtr;
+using git::TreePtr;
 
 // The last line a span touches: an insertion (count 0, after line `start`)
 // touches the lines on both sides of it.

@@ -2,6 +2,8 @@
 
 #include "vcs/work_copy.h"
 
+#include "vcs/git_util.h"
+
 #include <git2.h>
 #include <sys/stat.h>
 
@@ -14,35 +16,21 @@
 namespace ratchet {
 namespace {
 
-// Owning pointers for libgit2 objects.
-template <typename T, void (*F)(T*)>
-struct GitFree {
-  void operator()(T* p) const { F(p); }
-};
-using RefPtr = std::unique_ptr<git_reference, GitFree<git_reference, git_reference_free>>;
-using ObjectPtr = std::unique_ptr<git_object, GitFree<git_object, git_object_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git_tree_free>>;
-using IndexPtr = std::unique_ptr<git_index, GitFree<git_index, git_index_free>>;
-using DiffPtr = std::unique_ptr<git_diff, GitFree<git_diff, git_diff_free>>;
-using StatsPtr = std::unique_ptr<git_diff_stats, GitFree<git_diff_stats, git_diff_stats_free>>;
-using StatusPtr = std::unique_ptr<git_status_list, GitFree<git_status_list, git_status_list_free>>;
+using git::CommitPtr;
+using git::DiffPtr;
+using git::Fail;
+using git::Hex;
+using git::IndexPtr;
+using git::LookupCommit;
+using git::ObjectPtr;
+using git::RefPtr;
+using git::StatsPtr;
+using git::StatusPtr;
+using git::TreePtr;
 
 constexpr const char kStateDir[] = ".ratchet";
 
 /// Fills *err with "<what>: <libgit2's last message>" and returns false.
-bool Fail(const std::string& what, std::string* err) {
-  const git_error* e = git_error_last();
-  *err = what + ": " + (e && e->message ? e->message : "unknown libgit2 error");
-  return false;
-}
-
-std::string Hex(const git_oid& oid) {
-  char buf[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buf, sizeof buf, &oid);
-  return buf;
-}
-
 /// The engine's own state is never part of a candidate, whatever .gitignore says.
 bool IsStatePath(const char* path) {
   size_t n = sizeof(kStateDir) - 1;
@@ -50,18 +38,6 @@ bool IsStatePath(const char* path) {
 }
 
 /// Resolves any revision (sha, short sha, ref name) to a commit.
-bool LookupCommit(git_repository* repo, const std::string& rev, CommitPtr* out, std::string* err) {
-  git_object* obj = nullptr;
-  if (git_revparse_single(&obj, repo, rev.c_str()) != 0)
-    return Fail("cannot resolve revision '" + rev + "'", err);
-  ObjectPtr holder(obj);
-  git_object* peeled = nullptr;
-  if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0)
-    return Fail("'" + rev + "' is not a commit", err);
-  out->reset(reinterpret_cast<git_commit*>(peeled));
-  return true;
-}
-
 std::string Short(const std::string& sha) { return sha.substr(0, 7); }
 
 }  // namespace

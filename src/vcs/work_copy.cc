@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include "vcs/git_util.h"
+
 #include <git2.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,38 +17,22 @@
 namespace ratchet {
 namespace {
 
-template <typename T, void (*F)(T*)>
-struct GitFree {
-  void operator()(T* p) const { F(p); }
-};
-using ObjectPtr = std::unique_ptr<git_object, GitFree<git_object, git_object_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitFree<git_commit, git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitFree<git_tree, git_tree_free>>;
-using BlobPtr = std::unique_ptr<git_blob, GitFree<git_blob, git_blob_free>>;
-using IndexPtr = std::unique_ptr<git_index, GitFree<git_index, git_index_free>>;
-using SigPtr = std::unique_ptr<git_signature, GitFree<git_signature, git_signature_free>>;
-using ConflictIterPtr =
-    std::unique_ptr<git_index_conflict_iterator,
-                    GitFree<git_index_conflict_iterator, git_index_conflict_iterator_free>>;
+using git::BlobPtr;
+using git::CommitPtr;
+using git::ConflictIterPtr;
+using git::Fail;
+using git::Hex;
+using git::IndexPtr;
+using git::ObjectPtr;
+using git::SigPtr;
+using git::TreePtr;
 
 // A candidate file larger than this is refused rather than held in memory.
 constexpr off_t kMaxFileBytes = 256ll << 20;
 
-bool Fail(const std::string& what, std::string* err) {
-  const git_error* e = git_error_last();
-  *err = what + ": " + (e && e->message ? e->message : "unknown libgit2 error");
-  return false;
-}
-
 bool FailErrno(const std::string& what, std::string* err) {
   *err = what + ": " + std::strerror(errno);
   return false;
-}
-
-std::string Hex(const git_oid& oid) {
-  char buf[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buf, sizeof buf, &oid);
-  return buf;
 }
 
 bool TreeOfCommit(git_repository* repo, const std::string& rev, CommitPtr* commit, TreePtr* tree,
