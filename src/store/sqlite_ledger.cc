@@ -556,17 +556,23 @@ bool SqliteLedger::EndSession(int id, double ended_at, const std::string& reason
       err);
 }
 
+Session SqliteLedger::SessionRow(Query& q) {
+  Session s;
+  s.id = static_cast<int>(q.Int(0));
+  s.pid = q.Int(1);
+  s.started_at = q.Double(2);
+  s.ended_at = q.Double(3);  // NULL reads as 0: still running, or died
+  s.stop_reason = q.Text(4);
+  return s;
+}
+
 bool SqliteLedger::ReadSession(int id, Session* s, std::string* err) {
   Query q(this, "SELECT id, pid, started_at, ended_at, stop_reason FROM sessions WHERE id = ?1",
           err);
   if (!q.ok()) return false;
   q.Bind(1, id);
   if (q.Step() != SQLITE_ROW) return Fail("cannot read session " + std::to_string(id), err);
-  s->id = static_cast<int>(q.Int(0));
-  s->pid = q.Int(1);
-  s->started_at = q.Double(2);
-  s->ended_at = q.Double(3);
-  s->stop_reason = q.Text(4);
+  *s = SessionRow(q);
   return true;
 }
 
@@ -575,15 +581,7 @@ bool SqliteLedger::LoadSessions(std::vector<Session>* out, std::string* err) {
   if (!q.ok()) return false;
   out->clear();
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    Session s;
-    s.id = static_cast<int>(q.Int(0));
-    s.pid = q.Int(1);
-    s.started_at = q.Double(2);
-    s.ended_at = q.Double(3);  // NULL reads as 0: still running, or died
-    s.stop_reason = q.Text(4);
-    out->push_back(std::move(s));
-  }
+  while ((rc = q.Step()) == SQLITE_ROW) out->push_back(SessionRow(q));
   return rc == SQLITE_DONE || Fail("cannot read sessions", err);
 }
 

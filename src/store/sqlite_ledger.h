@@ -69,6 +69,9 @@ class SqliteLedger : public Ledger {
 
  private:
   class Query;
+  /// The session in the current row of a query of id, pid, started_at,
+  /// ended_at, stop_reason (in that order) from sessions.
+  static Session SessionRow(Query& q);
   SqliteLedger(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
   /// Checks (and for a writer, creates) the schema; see Open.
