@@ -1,5 +1,6 @@
 // `ratchet show DIR ID`: one experiment in full: metrics, runs, diff, log tail.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include "cli/format.h"
 #include "cli/loop_dir.h"
 #include "core/accept.h"
+#include "core/curve.h"
 #include "store/sqlite_ledger.h"
 #include "vcs/git_repo.h"
 
@@ -25,6 +27,59 @@ std::string LastLines(const std::string& text, int n) {
   if (pos > 0 && text[pos - 1] == '\n') --pos;
   while (n-- > 0 && pos != std::string::npos && pos > 0) pos = text.rfind('\n', pos - 1);
   return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
+}
+
+// The key a curve is shown by: the one [prune] compares, else "loss", else
+// the first the run printed.
+std::string CurveKey(const LoopConfig& config, const Curve& curve) {
+  if (!config.prune.value.empty()) return config.prune.value;
+  for (const CurvePoint& p : curve)
+    if (p.values.count("loss")) return "loss";
+  return curve.empty() || curve.front().values.empty() ? "" : curve.front().values.begin()->first;
+}
+
+// The first run's learning curve next to that of the best it was proposed
+// from, at ten moments of the budget (of the longer curve without one).
+void PrintCurve(const LoopConfig& config, SqliteLedger* ledger,
+                const std::vector<Experiment>& history, const Experiment& e,
+                const std::vector<RunRecord>& runs) {
+  if (runs.empty() || runs[0].curve.empty()) return;
+  const Curve& mine = runs[0].curve;
+  const std::string key = CurveKey(config, mine);
+  if (key.empty()) return;
+  Curve theirs;
+  int their_id = 0;
+  for (const Experiment& other : history) {
+    if (other.id == e.id || other.status != Status::kKeep ||
+        other.candidate_commit != e.parent_commit)
+      continue;
+    std::vector<RunRecord> other_runs;
+    std::string err;
+    if (ledger->LoadRuns(other.id, &other_runs, &err) && !other_runs.empty()) {
+      theirs = other_runs[0].curve;
+      their_id = other.id;
+    }
+  }
+  double span = config.budget_s;
+  if (span <= 0) span = std::max(mine.back().t, theirs.empty() ? 0.0 : theirs.back().t);
+  if (span <= 0) return;
+  std::printf("curve (%s at ratchet's clock, %zu points)%s:\n", key.c_str(), mine.size(),
+              their_id ? (", next to #" + std::to_string(their_id) + ", the best it was proposed from")
+                             .c_str()
+                       : "");
+  std::printf("  %8s %12s", "time", ("#" + std::to_string(e.id)).c_str());
+  if (their_id) std::printf(" %12s", ("#" + std::to_string(their_id)).c_str());
+  std::printf("\n");
+  for (int k = 1; k <= 10; ++k) {
+    const double t = span * k / 10;
+    double a = 0, b = 0;
+    const bool have_a = t <= mine.back().t + 1e-9 && ValueAt(mine, key, t, &a);
+    const bool have_b = their_id && t <= theirs.back().t + 1e-9 && ValueAt(theirs, key, t, &b);
+    if (!have_a && !have_b) continue;
+    std::printf("  %8s %12s", FormatDuration(t).c_str(), have_a ? FormatMetric(a).c_str() : "-");
+    if (their_id) std::printf(" %12s", have_b ? FormatMetric(b).c_str() : "-");
+    std::printf("\n");
+  }
 }
 
 int Show(const ShowOptions& options) {
@@ -76,6 +131,7 @@ int Show(const ShowOptions& options) {
                   config.metric_name.c_str(), r.metric ? FormatMetric(*r.metric).c_str() : "-",
                   FormatDuration(r.wall_s).c_str());
   }
+  PrintCurve(config, ledger.get(), history, e, runs);
 
   if (!options.no_diff && !e.candidate_commit.empty() && e.candidate_commit != e.parent_commit) {
     std::unique_ptr<GitRepo> repo;

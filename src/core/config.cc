@@ -1,6 +1,7 @@
 #include "core/config.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 
 namespace ratchet {
@@ -275,6 +276,75 @@ void ReadAccept(ConfigSection accept, LoopConfig* c) {
   }
 }
 
+void ReadPrune(ConfigSection prune, LoopConfig* c) {
+  if (!prune.present()) return;
+  PruneConfig& p = c->prune;
+  p.goal = c->goal;
+  if (auto rule = prune.String("rule")) {
+    if (*rule == "median" || *rule == "incumbent" || *rule == "halving") p.rule = *rule;
+    else if (*rule != "off")
+      prune.Fail("rule", "must be \"median\", \"incumbent\", \"halving\" or \"off\", not \"" +
+                             *rule + "\"");
+  } else {
+    p.rule = "median";
+  }
+  p.value = prune.String("value").value_or("");
+  if (p.value.empty() && prune.ok() && p.enabled())
+    prune.Fail("value", "missing: the progress value to compare, as the run prints it "
+                        "(progress: elapsed=12.3 loss=2.41 -> \"loss\")");
+  if (auto goal = prune.String("goal")) {
+    if (*goal == "min") p.goal = Goal::kMin;
+    else if (*goal == "max") p.goal = Goal::kMax;
+    else prune.Fail("goal", "must be \"min\" or \"max\", not \"" + *goal + "\"");
+  }
+  auto fraction = [&](const char* key, double v) {
+    if (v > 0 && v < 1) return true;
+    prune.Fail(key, "must be a fraction of the budget, between 0 and 1 (exclusive)");
+    return false;
+  };
+  if (auto w = prune.Number("warmup")) {
+    if (*w == 0 || fraction("warmup", *w)) p.warmup = *w;
+  }
+  if (auto at = prune.ScalarList("at")) {
+    p.at.clear();
+    for (const std::string& text : *at) {
+      double v = std::strtod(text.c_str(), nullptr);
+      if (!fraction("at", v)) break;
+      if (!p.at.empty() && v <= p.at.back()) {
+        prune.Fail("at", "checkpoints must increase");
+        break;
+      }
+      p.at.push_back(v);
+    }
+  }
+  if (auto k = prune.Integer("patience")) {
+    if (*k >= 1 && *k <= 100) p.patience = static_cast<int>(*k);
+    else prune.Fail("patience", "must be between 1 and 100");
+  }
+  if (auto v = prune.Number("percentile")) {
+    if (*v > 0 && *v < 100) p.percentile = *v;
+    else prune.Fail("percentile", "must be between 0 and 100 (exclusive)");
+  }
+  if (auto k = prune.Integer("min_runs")) {
+    if (*k >= 1) p.min_runs = static_cast<int>(*k);
+    else prune.Fail("min_runs", "must be at least 1");
+  }
+  if (auto v = prune.Number("eta")) {
+    if (*v > 1) p.eta = *v;
+    else prune.Fail("eta", "must be greater than 1");
+  }
+  if (auto v = prune.Number("sigmas")) {
+    if (*v >= 0) p.sigmas = *v;
+    else prune.Fail("sigmas", "must be zero or positive");
+  }
+  if (auto v = prune.Number("margin")) {
+    if (*v >= 0) p.margin = *v;
+    else prune.Fail("margin", "must be zero or positive");
+  }
+  if (p.enabled() && c->budget_s <= 0 && prune.ok())
+    prune.Fail("rule", "needs [run] budget: checkpoints are fractions of it");
+}
+
 void ReadStop(ConfigSection stop, LoopConfig* c) {
   auto positive_int = [&](const char* key) -> std::optional<int64_t> {
     auto v = stop.Integer(key);
@@ -328,6 +398,7 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   ReadMetric(root.Table("metric"), root, &c);
   ReadGates(root.TableArray("gate"), &c);
   ReadAccept(root.Table("accept"), &c);
+  ReadPrune(root.Table("prune"), &c);
   ReadStop(root.Table("stop"), &c);
   ReadPropose(root.Table("propose"), &c);
   c.outer = root.Extension("outer");

@@ -82,6 +82,25 @@ struct SandboxConfig {
   std::vector<std::string> writable;   // extra host paths shown read-write (a hole: use sparingly)
 };
 
+/// [prune] (core/prune.h): stopping clearly losing runs early.
+struct PruneConfig {
+  std::string rule;   // "" (off), "median", "incumbent" or "halving"
+  std::string value;  // the progress key compared, e.g. "loss"
+  Goal goal = Goal::kMin;                   // of that value
+  double warmup = 0.2;                      // no checkpoint before this fraction of the budget
+  std::vector<double> at = {0.25, 0.5, 0.75};  // checkpoints, fractions of the budget
+  int patience = 2;                         // worse at this many checkpoints in a row
+  double percentile = 50;                   // median rule: 50 is the median
+  int min_runs = 3;                         // median, halving: earlier runs needed
+  double eta = 3;                           // halving: the best 1/eta go on
+  double sigmas = 2;                        // noise bar, in run-to-run standard deviations
+  double margin = 0;                        // added to the bar (absolute)
+  bool enabled() const { return !rule.empty(); }
+  bool Better(double a, double b, double delta = 0) const {
+    return goal == Goal::kMin ? a < b - delta : a > b + delta;
+  }
+};
+
 struct LoopConfig {
   std::string file;  // path of ratchet.toml, for messages
 
@@ -117,8 +136,9 @@ struct LoopConfig {
   /// current incumbent and keeps that; "rerun" applies it and runs it again.
   std::string moved = "rebase";
 
-  // [prepare], [verify], [sandbox]
+  // [prepare], [verify], [sandbox], [prune]
   PrepareConfig prepare;
+  PruneConfig prune;
   VerifyConfig verify;
   SandboxConfig sandbox;
 

@@ -147,6 +147,36 @@ TEST(ConfigTest, NegativeBudget) {
   EXPECT_NE(err.find("[run] budget: must be a positive duration"), std::string::npos) << err;
 }
 
+TEST(ConfigTest, PruneTable) {
+  LoopConfig c;
+  std::string err;
+  ASSERT_TRUE(ParseLoopConfig(std::string(kMinimal) +
+                                  "[prune]\nvalue = \"loss\"\nat = [0.3, 0.6]\npatience = 1\n",
+                              "ratchet.toml", &c, &err))
+      << err;
+  EXPECT_EQ(c.prune.rule, "median") << "the table alone turns the median rule on";
+  EXPECT_EQ(c.prune.at, (std::vector<double>{0.3, 0.6}));
+  EXPECT_EQ(c.prune.patience, 1);
+  EXPECT_EQ(c.prune.goal, c.goal);
+  ASSERT_TRUE(ParseLoopConfig(kMinimal, "ratchet.toml", &c, &err)) << err;
+  EXPECT_FALSE(c.prune.enabled()) << "no [prune]: off";
+  EXPECT_NE(ErrorOf(std::string(kMinimal) + "[prune]\nrule = \"median\"\n").find("[prune] value: missing"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kMinimal) + "[prune]\nrule = \"asha\"\nvalue = \"loss\"\n")
+                .find("must be \"median\", \"incumbent\", \"halving\" or \"off\""),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kMinimal) + "[prune]\nvalue = \"loss\"\nat = [0.5, 0.25]\n")
+                .find("checkpoints must increase"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kMinimal) + "[prune]\nvalue = \"loss\"\nat = [1.5]\n")
+                .find("between 0 and 1"),
+            std::string::npos);
+  std::string no_budget = kMinimal;
+  no_budget.replace(no_budget.find("budget = \"10s\"\n"), 15, "");
+  const std::string e = ErrorOf(no_budget + "[prune]\nvalue = \"loss\"\n");
+  EXPECT_NE(e.find("needs [run] budget"), std::string::npos) << e;
+}
+
 TEST(ConfigTest, MissingRunCommand) {
   std::string text = kMinimal;
   text.replace(text.find("command = \"sh run.sh\"\n"), 21, "");

@@ -99,6 +99,36 @@ void Engine::AddNoiseGroup(const std::vector<double>& values) {
     Note("could not record the noise estimate: " + err);
 }
 
+void Engine::RememberCurves(const Experiment& exp, const std::vector<RunRecord>& runs) {
+  if (!config_.prune.enabled()) return;
+  const bool full = exp.status == Status::kKeep || exp.status == Status::kDiscard;
+  std::vector<Curve> baseline, confirm;
+  for (const RunRecord& r : runs) {
+    if (r.curve.empty() || r.timed_out) continue;
+    if (full && r.attempt == 1) full_curves_[exp.id] = r.curve;
+    if (exp.baseline && (r.purpose == "main" || r.purpose == "baseline_repeat"))
+      baseline.push_back(r.curve);
+    // Confirm runs alone, as for the metric's noise: the run that won the
+    // selection is biased.
+    if (r.purpose == "confirm") confirm.push_back(r.curve);
+  }
+  for (auto* group : {&baseline, &confirm})
+    if (group->size() > 1) repeat_curves_.push_back(std::move(*group));
+}
+
+PruneReference Engine::PruneReferenceNow() const {
+  PruneReference ref;
+  for (const auto& [id, curve] : full_curves_) {
+    ref.completed.push_back(&curve);
+    if (id == incumbent_id_) ref.incumbent = &curve;
+  }
+  for (const std::vector<Curve>& group : repeat_curves_) {
+    ref.repeats.emplace_back();
+    for (const Curve& curve : group) ref.repeats.back().push_back(&curve);
+  }
+  return ref;
+}
+
 LoopView Engine::View(int proposing_id) const {
   LoopView view;
   view.config = &config_;
@@ -151,6 +181,7 @@ bool Engine::Load(std::string* err) {
     }
     for (auto* group : {&baseline, &confirm})
       if (group->size() > 1) noise_groups_.push_back(*group);
+    if (e.phase == Phase::kDone) RememberCurves(e, runs);
   }
   std::vector<Session> sessions;
   if (!deps_.ledger->LoadSessions(&sessions, err)) return false;

@@ -22,6 +22,7 @@
 #include "core/hooks.h"
 #include "core/ledger.h"
 #include "core/proposer.h"
+#include "core/prune.h"
 #include "core/repo.h"
 #include "core/reporter.h"
 #include "core/runner.h"
@@ -126,6 +127,12 @@ class Engine {
   /// A finished experiment joins the history; hooks, outer loop, notes.
   bool Record(const Experiment& exp, std::string* err);
   void AddNoiseGroup(const std::vector<double>& values);
+  /// Keeps what pruning compares later runs with: the first run's curve of
+  /// an experiment that ran its whole budget, and groups of repeated runs.
+  void RememberCurves(const Experiment& exp, const std::vector<RunRecord>& runs);
+  /// The reference of a pruning decision now (pointers into this engine,
+  /// valid until the next experiment finishes).
+  PruneReference PruneReferenceNow() const;
   /// The loop as mechanisms see it; next_id is `proposing_id` when given
   /// (the experiment a proposal is for), else the next id to be assigned.
   LoopView View(int proposing_id = 0) const;
@@ -146,6 +153,8 @@ class Engine {
   std::map<StepRunner::StepId, int> step_owner_;          // step -> experiment id
   std::unique_ptr<ProposalPool> proposals_;
   std::vector<std::vector<double>> noise_groups_;
+  std::map<int, Curve> full_curves_;               // by experiment id
+  std::vector<std::vector<Curve>> repeat_curves_;  // runs of one commit each
   std::map<std::string, std::string> protected_hashes_;
   std::map<std::string, std::string> prepared_hashes_;
   SandboxPlan sandbox_;

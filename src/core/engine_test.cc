@@ -808,6 +808,78 @@ class CountingMechanism : public Mechanism {
   int results = 0;
 };
 
+TEST_F(EngineTest, AClearlyWorseRunIsPrunedAndASlightlyBetterOneIsNot) {
+  // Loss falls towards the run's final score; each run jitters a little, so
+  // the baseline's two runs measure the curve's noise.
+  int run_count = 0;
+  run_override = [&](const RunSpec& spec) {
+    const double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    const double score = (x - 7) * (x - 7);
+    const double jitter = (++run_count % 2 ? 0.1 : -0.1);
+    std::string out;
+    for (int t = 1; t < 10; ++t)
+      out += "progress: elapsed=" + std::to_string(t) +
+             " loss=" + std::to_string(score + 20.0 / t + jitter) + "\n";
+    return Exited(0, out + "---\nscore: " + std::to_string(score) + "\n", 10);
+  };
+  Propose(30);   // (30-7)^2 = 529 against the baseline's 36: clearly worse
+  Propose(1.5);  // 30.25: slightly better, by far less than the first is worse
+  RunLoop(R"(
+[stop]
+max_experiments = 3
+[accept]
+baseline_repeats = 2
+[prune]
+rule = "median"
+value = "loss"
+min_runs = 1
+)");
+  ASSERT_GE(ledger.experiments.size(), 3u);
+  EXPECT_EQ(StatusOf(2), Status::kPruned) << Exp(2).reason;
+  EXPECT_NE(Exp(2).reason.find("pruned: loss"), std::string::npos) << Exp(2).reason;
+  EXPECT_NE(Exp(2).reason.find("at 50% of the budget"), std::string::npos) << Exp(2).reason;
+  EXPECT_LT(Exp(2).run_s, 6) << "stopped at the 50% checkpoint, not after the whole 10 s";
+  EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
+  // The curves are in the ledger, stamped with ratchet's clock.
+  int with_curves = 0;
+  for (const RunRecord& r : ledger.runs) {
+    if (r.curve.empty()) continue;
+    ++with_curves;
+    EXPECT_GE(r.curve.front().t, 1);
+    EXPECT_TRUE(r.curve.front().values.count("loss"));
+  }
+  EXPECT_EQ(with_curves, 4) << "the baseline's two runs, the pruned one, the kept one";
+  const RunRecord* pruned = nullptr;
+  for (const RunRecord& r : ledger.runs)
+    if (r.experiment_id == 2) pruned = &r;
+  ASSERT_NE(pruned, nullptr);
+  EXPECT_LE(pruned->curve.back().t, 5.0) << "nothing after the run was cut";
+}
+
+TEST_F(EngineTest, PruningWithoutMeasuredNoiseWarnsAndPrunesNothing) {
+  run_override = [&](const RunSpec& spec) {
+    const double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    const double score = (x - 7) * (x - 7);
+    std::string out;
+    for (int t = 1; t < 10; ++t)
+      out += "progress: elapsed=" + std::to_string(t) + " loss=" + std::to_string(score) + "\n";
+    return Exited(0, out + "---\nscore: " + std::to_string(score) + "\n", 10);
+  };
+  Propose(30);
+  RunLoop(R"(
+[stop]
+max_experiments = 2
+[prune]
+value = "loss"
+min_runs = 1
+)");
+  ASSERT_GE(ledger.experiments.size(), 2u);
+  EXPECT_EQ(StatusOf(2), Status::kDiscard) << Exp(2).reason;
+  ASSERT_FALSE(Exp(2).warnings.empty());
+  EXPECT_NE(Exp(2).warnings.back().find("no run-to-run noise"), std::string::npos)
+      << Exp(2).warnings.back();
+}
+
 TEST_F(EngineTest, MechanismsAreCalledCountedAndRecorded) {
   hooks_enabled = true;
   auto mechanism = std::make_shared<CountingMechanism>();

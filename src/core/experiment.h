@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/curve.h"
+
 namespace ratchet {
 
 /// Where an experiment is in its life. Each transition is written to the
@@ -78,6 +80,8 @@ struct RunRecord {
   bool sandboxed = false;
   double verify_s = 0;        // wall seconds of the verification
   std::string log_path;       // relative to the loop directory
+  /// The progress lines it printed, stamped with ratchet's clock.
+  Curve curve;
 };
 
 struct Experiment {

@@ -8,6 +8,7 @@
 #include "core/accept.h"
 #include "core/engine.h"
 #include "core/metrics.h"
+#include "core/prune.h"
 #include "core/scope.h"
 
 namespace ratchet {
@@ -303,17 +304,32 @@ bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) 
   if (!engine_->deps_.workspace->MakeDirs(rel_out, err)) return false;
   const LoopConfig& c = engine_->config_;
   RunSpec spec = Spec(StepKind::kRun, name, c.command, c.RunDeadline());
-  if (Reporter* reporter = engine_->deps_.reporter) {
-    const Experiment* exp = &exp_;
-    spec.on_line = [reporter, exp](std::string_view line) {
-      if (IsProgressLine(line)) reporter->OnProgress(*exp, line);
-    };
-    reporter->OnRunStart(exp_, n, purpose);
-  }
+  // Only a candidate's first run is pruned: never the baseline (the
+  // reference), a confirmation of a winner, or a run asked for in full.
+  pruner_.reset();
+  prune_requested_ = false;
+  if (c.prune.enabled() && purpose == "main" && !exp_.baseline)
+    pruner_ = std::make_unique<Pruner>(c.prune, c.budget_s);
+  const double started = engine_->deps_.clock->MonotonicSeconds();
+  spec.on_line = [this, started](std::string_view line) { OnRunLine(line, started); };
+  if (Reporter* reporter = engine_->deps_.reporter) reporter->OnRunStart(exp_, n, purpose);
   stage_ = Stage::kRun;
   run_step_ = engine_->StartStep(this, spec);
   pending_ = {run_step_};
   return true;
+}
+
+void ExperimentFlow::OnRunLine(std::string_view line, double started) {
+  if (!IsProgressLine(line)) return;
+  if (Reporter* reporter = engine_->deps_.reporter) reporter->OnProgress(exp_, line);
+  CurvePoint point;
+  if (!ParseProgressLine(line, engine_->deps_.clock->MonotonicSeconds() - started, &point)) return;
+  AppendPoint(&current_.curve, std::move(point));
+  if (!pruner_ || prune_requested_) return;
+  if (pruner_->Observe(current_.curve, engine_->PruneReferenceNow())) {
+    prune_requested_ = true;
+    engine_->deps_.steps->Cancel(run_step_);
+  }
 }
 
 void ExperimentFlow::MeasureRun(const RunResult& r) {
@@ -462,8 +478,9 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       const double deadline = c.RunDeadline();
       switch (result.end) {
         case RunResult::End::kCancelled:
-          status = Status::kInterrupted;
-          problem = "stopped by the user during the run";
+          status = prune_requested_ ? Status::kPruned : Status::kInterrupted;
+          problem = prune_requested_ ? "pruned: " + pruner_->reason()
+                                     : "stopped by the user during the run";
           break;
         case RunResult::End::kTimedOut:
           status = Status::kTimeout;
@@ -729,6 +746,9 @@ std::string ExperimentFlow::MovedIncumbent(std::string* err) {
 }
 
 bool ExperimentFlow::Finish(Status status, const std::string& reason, std::string* err) {
+  if (pruner_ && pruner_->reason().empty() && !pruner_->unjudged().empty() &&
+      status != Status::kInterrupted)
+    exp_.warnings.push_back("not judged for pruning at some checkpoint: " + pruner_->unjudged());
   exp_.status = status;
   exp_.reason = reason;
   exp_.finished_at = engine_->deps_.clock->WallSeconds();
@@ -740,6 +760,7 @@ bool ExperimentFlow::Finish(Status status, const std::string& reason, std::strin
   if (!engine_->Write(exp_, err)) return false;
   stage_ = Stage::kDone;
   pending_.clear();
+  engine_->RememberCurves(exp_, runs_);
   return engine_->Record(exp_, err);
 }
 

@@ -17,14 +17,17 @@
 // ([run] moved = "rerun").
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/accept.h"
 #include "core/experiment.h"
 #include "core/proposer.h"
+#include "core/prune.h"
 #include "core/repo.h"
 #include "core/runner.h"
 #include "core/step_specs.h"
@@ -85,6 +88,9 @@ class ExperimentFlow {
   /// The step's failure in one line, "" when it passed.
   std::string StepFailure(const RunResult& r, const std::string& name) const;
   void MeasureRun(const RunResult& r);
+  /// A line of the running command: progress for the reporter, a point of
+  /// the curve, and maybe the pruning rule's verdict (which cancels the run).
+  void OnRunLine(std::string_view line, double started);
   bool MeasureVerify(std::string* problem, Status* status);
   /// Starts a trusted command with `count` model servers; the ids go into
   /// *trusted_id and serve_steps_.
@@ -127,6 +133,8 @@ class ExperimentFlow {
   bool rerun_ = false;   // running again on a moved incumbent
   int rerun_from_ = 0;
   std::set<StepRunner::StepId> pending_;
+  std::unique_ptr<Pruner> pruner_;  // the main run's, when [prune] is on
+  bool prune_requested_ = false;    // the pruner cancelled the run
 };
 
 }  // namespace ratchet

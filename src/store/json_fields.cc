@@ -14,6 +14,12 @@ json MetricsJson(const std::map<std::string, double>& metrics) {
   return out;
 }
 
+json CurveJson(const Curve& curve) {
+  json out = json::array();
+  for (const CurvePoint& p : curve) out.push_back(json{{"t", p.t}, {"v", MetricsJson(p.values)}});
+  return out;
+}
+
 json UsageJson(const Usage& usage) {
   return json{{"input_tokens", usage.input_tokens},
               {"output_tokens", usage.output_tokens},
@@ -65,7 +71,7 @@ json ExperimentJson(const Experiment& e) {
 }
 
 json RunJson(const RunRecord& r) {
-  return json{
+  json out{
       {"experiment_id", r.experiment_id},
       {"attempt", r.attempt},
       {"purpose", r.purpose},
@@ -83,6 +89,9 @@ json RunJson(const RunRecord& r) {
       {"verify_s", r.verify_s},
       {"log_path", r.log_path},
   };
+  // Only when there is one: a run journaled before curves existed reads the same.
+  if (!r.curve.empty()) out["curve"] = CurveJson(r.curve);
+  return out;
 }
 
 json SessionJson(const Session& s) {
@@ -163,7 +172,8 @@ bool RunFromJson(const json& j, RunRecord* r) {
          GetOptional(j, "metric", &r->metric) && GetMetrics(j, "metrics", &r->metrics) &&
          GetMetrics(j, "claims", &r->claims) && Get(j, "containment", &r->containment) &&
          Get(j, "sandboxed", &r->sandboxed) && Get(j, "verify_s", &r->verify_s) &&
-         Get(j, "log_path", &r->log_path);
+         Get(j, "log_path", &r->log_path) &&
+         (!j.contains("curve") || ParseCurveJson(j["curve"].dump(), &r->curve));
 }
 
 bool SessionFromJson(const json& j, Session* s) {
@@ -184,6 +194,26 @@ bool ParseMetricsJson(const std::string& text, std::map<std::string, double>* me
     if (value.is_null()) continue;
     if (!value.is_number()) return false;
     (*metrics)[name] = value.get<double>();
+  }
+  return true;
+}
+
+bool ParseCurveJson(const std::string& text, Curve* curve) {
+  curve->clear();
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_array()) return false;
+  for (const json& p : j) {
+    if (!p.is_object() || !p.contains("t") || !p["t"].is_number() || !p.contains("v") ||
+        !p["v"].is_object())
+      return false;
+    CurvePoint point;
+    point.t = p["t"].get<double>();
+    for (const auto& [name, value] : p["v"].items()) {
+      if (value.is_null()) point.values[name] = std::nan("");  // NaN is what the run printed
+      else if (value.is_number()) point.values[name] = value.get<double>();
+      else return false;
+    }
+    curve->push_back(std::move(point));
   }
   return true;
 }

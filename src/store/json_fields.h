@@ -35,6 +35,10 @@ std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
 /// Parsers for the ledger's JSON columns: false on malformed text or a value
 /// of the wrong type (null metric values are skipped).
+/// A learning curve as [{"t": 12.3, "v": {"loss": 2.41}}, ...] (non-finite
+/// values as null), and back.
+nlohmann::json CurveJson(const Curve& curve);
+bool ParseCurveJson(const std::string& text, Curve* curve);
 bool ParseMetricsJson(const std::string& text, std::map<std::string, double>* metrics);
 bool ParseUsageJson(const std::string& text, Usage* usage);
 bool ParseStringsJson(const std::string& text, std::vector<std::string>* strings);

@@ -245,7 +245,7 @@ TEST(LedgerMigration, AVersion1LedgerGainsTheJournalWithItsRowsAsFound) {
   ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger, &err)) << err;
   std::string version;
   ASSERT_TRUE(ledger->GetMeta("schema_version", &version, &err)) << err;
-  EXPECT_EQ(version, "2");
+  EXPECT_EQ(version, "3");  // upgraded through 2 to 3
   std::vector<Experiment> rows;
   ASSERT_TRUE(ledger->LoadExperiments(&rows, &err)) << err;
   ASSERT_EQ(rows.size(), 1u);

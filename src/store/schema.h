@@ -7,6 +7,6 @@ namespace ratchet {
 /// The text of src/store/schema.sql.
 extern const char kSchemaSql[];
 /// meta.schema_version written by this ratchet; a ledger with a higher one is refused.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 }  // namespace ratchet

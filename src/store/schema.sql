@@ -1,9 +1,10 @@
 -- The ratchet ledger: .ratchet/ledger.db (SQLite, WAL mode).
 -- Written only by `ratchet run` (src/store/sqlite_ledger.cc); read by every
 -- other command and by the dashboard. Times are unix seconds (REAL).
--- Version 2. A change to this file bumps meta.schema_version (kSchemaVersion
+-- Version 3. A change to this file bumps meta.schema_version (kSchemaVersion
 -- in schema.h) and adds a migration in sqlite_ledger.cc (version 1 ledgers
--- gain the columns and the journal below, their rows journaled as found). This text is compiled
+-- gain the columns and the journal below, their rows journaled as found;
+-- version 2 ledgers gain runs.curve). This text is compiled
 -- into the binary at build time (CMakeLists.txt), never read at run time.
 -- A ledger with a higher schema_version than the binary knows is refused.
 
@@ -79,6 +80,7 @@ CREATE TABLE IF NOT EXISTS runs (
   containment   TEXT NOT NULL DEFAULT '',
   sandboxed     INTEGER NOT NULL DEFAULT 0,
   verify_s      REAL NOT NULL DEFAULT 0,
+  curve         TEXT NOT NULL DEFAULT '[]',  -- JSON [{"t": s, "v": {key: value}}], ratchet's clock
   PRIMARY KEY (experiment_id, attempt)
 );
 

@@ -253,6 +253,7 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
 bool SqliteLedger::FinishWriterOpen(std::string* err) {
   if (path_ != ":memory:" && !LoadLedgerKey(/*create=*/true, &key_, err)) return false;
   if (migrate_from_ == 1 && !MigrateFromVersion1(err)) return false;
+  if (migrate_from_ == 2 && !MigrateFromVersion2(err)) return false;
   if (!LoadJournalTail(err)) return false;
   std::string recorded;
   if (!key_.id.empty() && GetMeta("key_id", &recorded, err) && recorded != key_.id)
@@ -413,12 +414,12 @@ bool SqliteLedger::WriteRun(const RunRecord& r, bool replace, std::string* err) 
   Query q(this,
           replace ? "INSERT OR REPLACE INTO runs (experiment_id, attempt, purpose, exit_code, signal, "
           "timed_out, wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path, claims, "
-          "containment, sandboxed, verify_s) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+          "containment, sandboxed, verify_s, curve) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
           : "INSERT INTO runs (experiment_id, attempt, purpose, exit_code, signal, "
           "timed_out, wall_s, cpu_s, peak_rss_mb, metric, metrics, log_path, claims, "
-          "containment, sandboxed, verify_s) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+          "containment, sandboxed, verify_s, curve) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
           err);
   if (!q.ok()) return false;
   q.Bind(1, r.experiment_id);
@@ -437,6 +438,7 @@ bool SqliteLedger::WriteRun(const RunRecord& r, bool replace, std::string* err) 
   q.Bind(14, r.containment);
   q.Bind(15, r.sandboxed);
   q.Bind(16, r.verify_s);
+  q.Bind(17, DumpJson(CurveJson(r.curve)));
   if (q.Step() != SQLITE_DONE)
     return Fail("cannot record run " + std::to_string(r.attempt) + " of experiment " +
                     std::to_string(r.experiment_id),
@@ -445,10 +447,15 @@ bool SqliteLedger::WriteRun(const RunRecord& r, bool replace, std::string* err) 
 }
 
 bool SqliteLedger::LoadRuns(int experiment_id, std::vector<RunRecord>* out, std::string* err) {
+  // A ledger of schema 2 not upgraded yet (opened read-only) has no curves.
   Query q(this,
-          "SELECT experiment_id, attempt, purpose, exit_code, signal, timed_out, wall_s, cpu_s, "
-          "peak_rss_mb, metric, metrics, log_path, claims, containment, sandboxed, verify_s "
-          "FROM runs WHERE experiment_id = ?1 ORDER BY attempt",
+          migrate_from_ >= 3
+              ? "SELECT experiment_id, attempt, purpose, exit_code, signal, timed_out, wall_s, "
+                "cpu_s, peak_rss_mb, metric, metrics, log_path, claims, containment, sandboxed, "
+                "verify_s, curve FROM runs WHERE experiment_id = ?1 ORDER BY attempt"
+              : "SELECT experiment_id, attempt, purpose, exit_code, signal, timed_out, wall_s, "
+                "cpu_s, peak_rss_mb, metric, metrics, log_path, claims, containment, sandboxed, "
+                "verify_s, '[]' FROM runs WHERE experiment_id = ?1 ORDER BY attempt",
           err);
   if (!q.ok()) return false;
   q.Bind(1, experiment_id);
@@ -470,7 +477,8 @@ bool SqliteLedger::LoadRuns(int experiment_id, std::vector<RunRecord>* out, std:
     r.containment = q.Text(13);
     r.sandboxed = q.Int(14) != 0;
     r.verify_s = q.Double(15);
-    if (!ParseMetricsJson(q.Text(10), &r.metrics) || !ParseMetricsJson(q.Text(12), &r.claims)) {
+    if (!ParseMetricsJson(q.Text(10), &r.metrics) || !ParseMetricsJson(q.Text(12), &r.claims) ||
+        !ParseCurveJson(q.Text(16), &r.curve)) {
       *err = "malformed metrics of run " + std::to_string(r.attempt) + " of experiment " +
              std::to_string(r.experiment_id) + " in " + path_;
       return false;
@@ -709,6 +717,7 @@ bool SqliteLedger::MigrateFromVersion1(std::string* err) {
       "mac TEXT NOT NULL);"
       "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
       "COMMIT;";
+  // Version 2 to 3 follows in FinishWriterOpen.
   if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
     Fail("cannot upgrade the ledger to schema version 2", err);
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -727,6 +736,23 @@ bool SqliteLedger::MigrateFromVersion1(std::string* err) {
             },
             err))
       return false;
+  }
+  migrate_from_ = 2;
+  return true;
+}
+
+bool SqliteLedger::MigrateFromVersion2(std::string* err) {
+  // Learning curves. A run's journal body has "curve" only when it has one,
+  // so the rows of version 2 still read as journaled.
+  const char* sql =
+      "BEGIN IMMEDIATE;"
+      "ALTER TABLE runs ADD COLUMN curve TEXT NOT NULL DEFAULT '[]';"
+      "UPDATE meta SET value = '3' WHERE key = 'schema_version';"
+      "COMMIT;";
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Fail("cannot upgrade the ledger to schema version 3", err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
   }
   migrate_from_ = kSchemaVersion;
   return true;

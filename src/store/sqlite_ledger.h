@@ -91,6 +91,7 @@ class SqliteLedger : public Ledger {
   bool LoadJournalTail(std::string* err);
   /// Version 1 ledgers: the new columns, the journal, every row journaled.
   bool MigrateFromVersion1(std::string* err);
+  bool MigrateFromVersion2(std::string* err);
   bool WriteExperiment(const Experiment& exp, bool insert, JournalEntry* entry, std::string* err);
   bool WriteRun(const RunRecord& run, bool replace, std::string* err);
   bool WriteMeta(const std::string& key, const std::string& value, std::string* err);

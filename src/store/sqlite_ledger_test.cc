@@ -218,6 +218,23 @@ TEST_F(SqliteLedgerTest, RunsRoundTrip) {
   EXPECT_TRUE(runs.empty());
 }
 
+TEST_F(SqliteLedgerTest, CurvesRoundTripAndAreJournaled) {
+  RunRecord run = MakeRun(4, 1);
+  run.curve = {{1.5, {{"loss", 3.25}, {"step", 10}}}, {6.0, {{"loss", std::nan("")}}}};
+  ASSERT_TRUE(ledger_->AddRun(run, &err_)) << err_;
+  std::vector<RunRecord> runs;
+  ASSERT_TRUE(ledger_->LoadRuns(4, &runs, &err_)) << err_;
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].curve.size(), 2u);
+  EXPECT_EQ(runs[0].curve[0].t, 1.5);
+  EXPECT_EQ(runs[0].curve[0].values.at("loss"), 3.25);
+  EXPECT_EQ(runs[0].curve[0].values.at("step"), 10);
+  EXPECT_TRUE(std::isnan(runs[0].curve[1].values.at("loss"))) << "a NaN the run printed stays NaN";
+  LedgerCheck check;
+  ASSERT_TRUE(ledger_->Verify(&check, &err_)) << err_;
+  EXPECT_TRUE(check.ok());
+}
+
 TEST_F(SqliteLedgerTest, EventsAreSequencedAndFiltered) {
   ASSERT_TRUE(ledger_->AddEvent({0, 10.5, 0, "session_start", "{\"pid\":1}"}, &err_)) << err_;
   ASSERT_TRUE(ledger_->AddEvent({0, 11.5, 3, "gate", ""}, &err_)) << err_;
@@ -264,7 +281,7 @@ TEST_F(SqliteLedgerTest, MetaAndMechanismCalls) {
   ASSERT_TRUE(ledger_->GetMeta("metric_name", &value, &err_)) << err_;
   EXPECT_EQ(value, "loss");
   ASSERT_TRUE(ledger_->GetMeta("schema_version", &value, &err_)) << err_;
-  EXPECT_EQ(value, "2");
+  EXPECT_EQ(value, "3");
 
   ASSERT_TRUE(ledger_->AddMechanismCalls("plateau", "before_propose", 2, &err_)) << err_;
   ASSERT_TRUE(ledger_->AddMechanismCalls("plateau", "before_propose", 3, &err_)) << err_;

@@ -1,6 +1,7 @@
 #include "core/testing/fakes.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "core/glob.h"
@@ -307,7 +308,25 @@ std::unique_ptr<Workspace> FakeWorkspace::Subtree(const std::string& rel_path) {
 }
 
 StepRunner::StepId FakeStepRunner::Queue(const RunSpec& spec, RunResult result) {
-  Step step{next_++, clock_->mono + std::max(0.0, result.wall_s), spec, std::move(result)};
+  const double start = clock_->mono;
+  Step step{next_++, start + std::max(0.0, result.wall_s), spec, std::move(result), {}, {}};
+  // Progress lines with elapsed=X come X seconds in; the rest at the end.
+  size_t from = 0;
+  const std::string& tail = step.result.tail;
+  while (from < tail.size()) {
+    size_t end = tail.find('\n', from);
+    if (end == std::string::npos) end = tail.size();
+    std::string line = tail.substr(from, end - from);
+    from = end + 1;
+    size_t at = line.find("elapsed=");
+    double elapsed = at == std::string::npos ? -1 : std::atof(line.c_str() + at + 8);
+    if (line.rfind("progress:", 0) == 0 && elapsed >= 0 && elapsed < step.result.wall_s)
+      step.timed.emplace_back(start + elapsed, line);
+    else
+      step.at_end.push_back(line);
+  }
+  std::stable_sort(step.timed.begin(), step.timed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   steps_.push_back(step);
   return step.id;
 }
@@ -336,6 +355,27 @@ void FakeStepRunner::StartConnected(const RunSpec& verifier, const std::vector<R
 }
 
 bool FakeStepRunner::Wait(double max_wait_s, StepId* id, RunResult* result) {
+  const double until = clock_->mono + max_wait_s;
+  for (;;) {
+    // The next progress line due before its step ends, within this wait.
+    Step* due = nullptr;
+    for (Step& step : steps_)
+      if (!step.timed.empty() && step.timed.front().first < step.finish_at &&
+          step.timed.front().first <= until &&
+          (!due || step.timed.front().first < due->timed.front().first))
+        due = &step;
+    double first_finish = until + 1;
+    for (const Step& step : steps_) first_finish = std::min(first_finish, step.finish_at);
+    if (!due || due->timed.front().first > first_finish) break;
+    auto [at, line] = due->timed.front();
+    due->timed.erase(due->timed.begin());
+    if (at > clock_->mono) clock_->Advance(at - clock_->mono);
+    if (due->spec.on_line) {
+      auto on_line = due->spec.on_line;  // it may Cancel (and so touch steps_)
+      on_line(line);
+    }
+  }
+  max_wait_s = std::max(0.0, until - clock_->mono);
   if (steps_.empty()) {
     clock_->Advance(max_wait_s);
     return false;
@@ -350,15 +390,8 @@ bool FakeStepRunner::Wait(double max_wait_s, StepId* id, RunResult* result) {
   Step step = *first;
   steps_.erase(first);
   if (step.finish_at > clock_->mono) clock_->Advance(step.finish_at - clock_->mono);
-  if (step.spec.on_line) {
-    size_t start = 0;
-    while (start < step.result.tail.size()) {
-      size_t end = step.result.tail.find('\n', start);
-      if (end == std::string::npos) end = step.result.tail.size();
-      step.spec.on_line(std::string_view(step.result.tail).substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  if (step.spec.on_line && step.result.end != RunResult::End::kCancelled)
+    for (const std::string& line : step.at_end) step.spec.on_line(line);
   *id = step.id;
   *result = step.result;
   return true;

@@ -108,7 +108,9 @@ class FakeWorkspace : public Workspace {
 
 /// Steps answered by `handler` when they start (default: exit 0, no output);
 /// each finishes `wall_s` of FakeClock time later, and Wait moves the clock
-/// to it. Output lines reach on_line when the step is reported.
+/// to it. Output lines reach on_line when the step is reported, except
+/// progress lines with `elapsed=X` (X < wall_s): those arrive X seconds
+/// after the start, while the step runs, so on_line may cancel it then.
 class FakeStepRunner : public StepRunner {
  public:
   explicit FakeStepRunner(FakeClock* clock) : clock_(clock) {}
@@ -134,6 +136,9 @@ class FakeStepRunner : public StepRunner {
     double finish_at;
     RunSpec spec;
     RunResult result;
+    /// Progress lines due while it runs, by time, not yet delivered.
+    std::vector<std::pair<double, std::string>> timed;
+    std::vector<std::string> at_end;  // every other line
   };
   StepId Queue(const RunSpec& spec, RunResult result);
   FakeClock* clock_;

@@ -1,6 +1,9 @@
 #include "propose/search/search_proposer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/workspace.h"
@@ -94,10 +97,15 @@ std::vector<Observation> SearchProposer::Observations(const ProposalRequest& req
           o.value = (config && config->goal == Goal::kMax) ? -*e.metric : *e.metric;
         }
         break;
+      case Status::kPruned:
+        // Known to be worse than what it was compared with: valued below
+        // (as the worst value seen), not a failure region like a crash.
+        o.kind = Observation::Kind::kValue;
+        o.value = std::nan("");
+        break;
       case Status::kCrash:
       case Status::kTimeout:
       case Status::kGateFailed:
-      case Status::kPruned:
         o.kind = Observation::Kind::kFailed;
         break;
       case Status::kRejected:
@@ -111,6 +119,14 @@ std::vector<Observation> SearchProposer::Observations(const ProposalRequest& req
         continue;
     }
     out.push_back(std::move(o));
+  }
+  double worst = -std::numeric_limits<double>::infinity();
+  for (const Observation& o : out)
+    if (o.kind == Observation::Kind::kValue && !std::isnan(o.value)) worst = std::max(worst, o.value);
+  for (Observation& o : out) {
+    if (o.kind != Observation::Kind::kValue || !std::isnan(o.value)) continue;
+    if (std::isfinite(worst)) o.value = worst;
+    else o.kind = Observation::Kind::kFailed;  // nothing to value it by yet
   }
   return out;
 }

@@ -8,7 +8,8 @@
 // incumbent without params_json, e.g. the baseline, is the point in the files):
 //   keep, discard with a metric   -> a result (negated when the goal is max);
 //                                    a broken [metric] constraint is a failure
-//   crash, timeout, gate_failed, pruned -> a failure: the region is avoided
+//   pruned                        -> the worst value seen (known to lose)
+//   crash, timeout, gate_failed   -> a failure: the region is avoided
 //   rejected, out_of_scope, no_change, propose_failed -> tried: never repeated
 //   interrupted                   -> ignored (it may be proposed again)
 // Parameters a past point lacks take the incumbent's value; names the space no

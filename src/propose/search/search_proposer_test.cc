@@ -181,12 +181,13 @@ TEST_F(SearchProposerTest, HistoryTeachesResultsFailuresAndTriedPoints) {
               Exp(6, Status::kDiscard, R"({"MATRIX_LR":0.02,"DEPTH":2,"GONE":1})", 2.1),
               Exp(7, Status::kDiscard, R"({"MATRIX_LR":0.5,"DEPTH":2})", 2.1),
               Exp(8, Status::kDiscard, R"({"MATRIX_LR":0.03,"DEPTH":2})", 9.0),
-              Exp(9, Status::kTimeout, R"({"MATRIX_LR":0.04,"DEPTH":7})", std::nullopt)};
+              Exp(9, Status::kTimeout, R"({"MATRIX_LR":0.04,"DEPTH":7})", std::nullopt),
+              Exp(10, Status::kPruned, R"({"MATRIX_LR":0.06,"DEPTH":3})", std::nullopt)};
   history_[7].metrics["mem_mb"] = 500;  // breaks [metric] constraints
   incumbent_ = 0;
   const ProposalRequest r = Request(10);
   const std::vector<Observation> obs = proposer->Observations(r, {0.04, 4});
-  ASSERT_EQ(obs.size(), 7u);
+  ASSERT_EQ(obs.size(), 8u);
   EXPECT_EQ(obs[0].point, (Point{0.04, 4}));  // the baseline: the point in the files
   EXPECT_EQ(obs[0].kind, Observation::Kind::kValue);
   EXPECT_DOUBLE_EQ(obs[0].value, -2.0);  // goal max: negated
@@ -197,6 +198,10 @@ TEST_F(SearchProposerTest, HistoryTeachesResultsFailuresAndTriedPoints) {
   EXPECT_EQ(obs[4].point, (Point{0.02, 2}));           // an unknown name is ignored
   EXPECT_EQ(obs[5].kind, Observation::Kind::kFailed);  // mem_mb 500 > 100
   EXPECT_EQ(obs[6].kind, Observation::Kind::kFailed);  // timeout
+  // Pruned: known to lose, so the worst value seen (2.0 of the values 2.0,
+  // 2.5, 2.1 under goal max), not a failure region.
+  EXPECT_EQ(obs[7].kind, Observation::Kind::kValue);
+  EXPECT_DOUBLE_EQ(obs[7].value, -2.0);
 }
 
 TEST_F(SearchProposerTest, ReapplyWritesAndChecksTheRewrite) {
