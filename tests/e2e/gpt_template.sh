@@ -26,8 +26,12 @@ git -C "$L" commit -qam "a short loop"
 out=$("$RATCHET" run "$L" 2>&1) || stopped_by_rule || fail "run failed: $out"
 expect_eq "$(sql "$L" "SELECT count(*) FROM experiments")" 2 "two experiments"
 expect_eq "$(sql "$L" "SELECT status FROM experiments WHERE id = 1")" keep "the baseline is kept"
+# A number of bits per byte, not a bound on quality: this corpus repeats
+# itself, and on an idle machine 3 s of training reach ~0.3.
+# A number of bits per byte, not a bound on quality: this corpus repeats
+# itself, and on an idle machine 3 s of training reach about 0.34.
 bpb=$(sql "$L" "SELECT metric FROM experiments WHERE id = 1")
-awk -v v="$bpb" 'BEGIN { exit !(v > 0.5 && v < 9) }' || fail "baseline val_bpb out of range: '$bpb'"
+awk -v v="$bpb" 'BEGIN { exit !(v > 0.01 && v < 9) }' || fail "baseline val_bpb out of range: '$bpb'"
 expect_eq "$(sql "$L" "SELECT count(*) FROM runs WHERE experiment_id = 1 AND sandboxed = 1")" 1 \
   "the baseline's run was sandboxed"
 expect_contains "$(sql "$L" "SELECT claims FROM runs WHERE experiment_id = 1")" "num_steps" \
