@@ -16,6 +16,11 @@ namespace ratchet {
 
 enum class Goal { kMin, kMax };
 
+/// True when `a` is better than `b` by more than `delta` under `goal`.
+inline bool BetterFor(Goal goal, double a, double b, double delta = 0) {
+  return goal == Goal::kMin ? a < b - delta : a > b + delta;
+}
+
 /// An inequality on a metric, e.g. "peak_mem_mb <= 8000".
 struct Constraint {
   enum class Op { kLess, kLessEqual, kGreater, kGreaterEqual };
@@ -96,9 +101,7 @@ struct PruneConfig {
   double sigmas = 2;                        // noise bar, in run-to-run standard deviations
   double margin = 0;                        // added to the bar (absolute)
   bool enabled() const { return !rule.empty(); }
-  bool Better(double a, double b, double delta = 0) const {
-    return goal == Goal::kMin ? a < b - delta : a > b + delta;
-  }
+  bool Better(double a, double b, double delta = 0) const { return BetterFor(goal, a, b, delta); }
 };
 
 struct LoopConfig {
@@ -188,9 +191,7 @@ struct LoopConfig {
   ConfigSection judge;   // [judge]
 
   /// True when `a` is better than `b` by more than `delta`.
-  bool Better(double a, double b, double delta = 0) const {
-    return goal == Goal::kMin ? a < b - delta : a > b + delta;
-  }
+  bool Better(double a, double b, double delta = 0) const { return BetterFor(goal, a, b, delta); }
 };
 
 /// Parses and validates ratchet.toml text. Every error names FILE:LINE:COL

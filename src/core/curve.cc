@@ -1,16 +1,15 @@
 #include "core/curve.h"
 
 #include <cctype>
-#include <cstdlib>
 #include <string>
+
+#include "core/metrics.h"
 
 namespace ratchet {
 
 bool ParseProgressLine(std::string_view line, double t, CurvePoint* out) {
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
-    line.remove_prefix(1);
-  if (line.substr(0, 9) != "progress:") return false;
-  line.remove_prefix(9);
+  if (!IsProgressLine(line)) return false;
+  line.remove_prefix(line.find("progress:") + 9);
   CurvePoint point;
   point.t = t;
   while (!line.empty()) {
@@ -22,11 +21,8 @@ bool ParseProgressLine(std::string_view line, double t, CurvePoint* out) {
     line.remove_prefix(end);
     size_t eq = word.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == word.size()) continue;
-    std::string number(word.substr(eq + 1));
-    char* stop = nullptr;
-    double value = std::strtod(number.c_str(), &stop);
-    if (stop == number.c_str() || (*stop != '\0' && std::string_view(stop) != "%")) continue;
-    point.values[std::string(word.substr(0, eq))] = value;
+    double value = 0;
+    if (ParseNumber(word.substr(eq + 1), &value)) point.values[std::string(word.substr(0, eq))] = value;
   }
   if (point.values.empty()) return false;
   *out = std::move(point);

@@ -5,6 +5,7 @@
 #include "core/engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/experiment_flow.h"
@@ -20,6 +21,27 @@ std::string ShortSha(const std::string& sha) { return sha.substr(0, 7); }
 // How long the engine waits for a step before looking at Ctrl-C and the
 // proposals again. Steps' deadlines are enforced by the runner meanwhile.
 constexpr double kWaitSlice = 0.25;
+
+// The runs of `exp` that repeat one commit, each group in order: the
+// baseline's runs, and the confirm runs of a would-be keep (alone: the run
+// that won the selection is biased). They measure the run-to-run noise, of
+// the metric and of the learning curves alike. `usable` picks the runs that
+// carry what is measured; a group of fewer than two is left out.
+std::vector<std::vector<const RunRecord*>> RepeatGroups(
+    const Experiment& exp, const std::vector<RunRecord>& runs,
+    const std::function<bool(const RunRecord&)>& usable) {
+  std::vector<const RunRecord*> baseline, confirm;
+  for (const RunRecord& r : runs) {
+    if (!usable(r)) continue;
+    if (exp.baseline && (r.purpose == "main" || r.purpose == "baseline_repeat"))
+      baseline.push_back(&r);
+    if (r.purpose == "confirm") confirm.push_back(&r);
+  }
+  std::vector<std::vector<const RunRecord*>> groups;
+  for (auto* group : {&baseline, &confirm})
+    if (group->size() > 1) groups.push_back(std::move(*group));
+  return groups;
+}
 
 // Records ledger events for parts outside the engine (the outer loop).
 class LedgerEvents : public EventSink {
@@ -101,19 +123,14 @@ void Engine::AddNoiseGroup(const std::vector<double>& values) {
 
 void Engine::RememberCurves(const Experiment& exp, const std::vector<RunRecord>& runs) {
   if (!config_.prune.enabled()) return;
+  auto usable = [](const RunRecord& r) { return !r.curve.empty() && !r.timed_out; };
   const bool full = exp.status == Status::kKeep || exp.status == Status::kDiscard;
-  std::vector<Curve> baseline, confirm;
-  for (const RunRecord& r : runs) {
-    if (r.curve.empty() || r.timed_out) continue;
-    if (full && r.attempt == 1) full_curves_[exp.id] = r.curve;
-    if (exp.baseline && (r.purpose == "main" || r.purpose == "baseline_repeat"))
-      baseline.push_back(r.curve);
-    // Confirm runs alone, as for the metric's noise: the run that won the
-    // selection is biased.
-    if (r.purpose == "confirm") confirm.push_back(r.curve);
+  if (full && !runs.empty() && runs[0].attempt == 1 && usable(runs[0]))
+    full_curves_[exp.id] = runs[0].curve;
+  for (const auto& group : RepeatGroups(exp, runs, usable)) {
+    repeat_curves_.emplace_back();
+    for (const RunRecord* r : group) repeat_curves_.back().push_back(r->curve);
   }
-  for (auto* group : {&baseline, &confirm})
-    if (group->size() > 1) repeat_curves_.push_back(std::move(*group));
 }
 
 PruneReference Engine::PruneReferenceNow() const {
@@ -172,15 +189,11 @@ bool Engine::Load(std::string* err) {
   for (const Experiment& e : history_) {
     std::vector<RunRecord> runs;
     if (!deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
-    std::vector<double> baseline, confirm;
-    for (const RunRecord& r : runs) {
-      if (!r.metric) continue;
-      if (e.baseline && (r.purpose == "main" || r.purpose == "baseline_repeat"))
-        baseline.push_back(*r.metric);
-      if (r.purpose == "confirm") confirm.push_back(*r.metric);
+    auto has_metric = [](const RunRecord& r) { return r.metric.has_value(); };
+    for (const auto& group : RepeatGroups(e, runs, has_metric)) {
+      noise_groups_.emplace_back();
+      for (const RunRecord* r : group) noise_groups_.back().push_back(*r->metric);
     }
-    for (auto* group : {&baseline, &confirm})
-      if (group->size() > 1) noise_groups_.push_back(*group);
     if (e.phase == Phase::kDone) RememberCurves(e, runs);
   }
   std::vector<Session> sessions;

@@ -16,20 +16,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// A whole-string number, including nan/inf spellings; false otherwise.
-bool ParseNumber(std::string_view text, double* value) {
-  std::string s(Trim(text));
-  if (s.empty()) return false;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str()) return false;
-  // Allow a unit-less trailing '%' (mfu_percent: 41.2%).
-  std::string_view rest = Trim(std::string_view(end));
-  if (!rest.empty() && rest != "%") return false;
-  *value = v;
-  return true;
-}
-
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> lines;
   size_t start = 0;
@@ -45,6 +31,19 @@ std::vector<std::string_view> Lines(std::string_view text) {
 }
 
 }  // namespace
+
+bool ParseNumber(std::string_view text, double* value) {
+  std::string s(Trim(text));
+  if (s.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) return false;
+  // Allow a unit-less trailing '%' (mfu_percent: 41.2%).
+  std::string_view rest = Trim(std::string_view(end));
+  if (!rest.empty() && rest != "%") return false;
+  *value = v;
+  return true;
+}
 
 std::map<std::string, double> ParseSummary(std::string_view output) {
   std::vector<std::string_view> lines = Lines(output);

@@ -21,4 +21,8 @@ bool ParseMetricRegex(std::string_view output, const std::string& regex, double*
 /// True for a progress line (`progress: elapsed=12.3 loss=2.41`).
 bool IsProgressLine(std::string_view line);
 
+/// A whole-string number (surrounding spaces allowed), including nan/inf
+/// spellings and a unit-less trailing '%'; false otherwise.
+bool ParseNumber(std::string_view text, double* value);
+
 }  // namespace ratchet
