@@ -1,8 +1,8 @@
 // `ratchet export DIR --tsv FILE`: results.tsv in autoresearch's columns.
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 
+#include "base/durable_file.h"
 #include "cli/commands.h"
 #include "cli/loop_dir.h"
 #include "store/sqlite_ledger.h"
@@ -22,20 +22,7 @@ bool WriteOut(const std::string& path, const std::string& text, std::string* err
     std::cout << text;
     return true;
   }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      *err = "cannot write " + tmp;
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "cannot write " + path;
-    return false;
-  }
-  return true;
+  return ReplaceFile(path, text, err);
 }
 
 int Export(const ExportOptions& options) {

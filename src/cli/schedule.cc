@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/durable_file.h"
 #include "cli/loop_dir.h"
 #include "core/config_section.h"
 #include "exec/local_runner.h"
@@ -59,21 +60,7 @@ bool OnPath(const std::string& name) {
 bool WriteText(const std::string& path, const std::string& text, std::string* err) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) {
-      *err = "cannot write " + path;
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *err = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
-  return true;
+  return ReplaceFile(path, text, err);
 }
 
 // A word for an ExecStart= line or a shell: plain, or in double quotes (the

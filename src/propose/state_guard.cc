@@ -12,6 +12,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "base/durable_file.h"
+
 namespace fs = std::filesystem;
 
 namespace ratchet {
@@ -97,16 +99,11 @@ bool WriteInPlace(int fd, const std::string& content, unsigned mode) {
 bool WriteNew(const std::string& path, const std::string& content, unsigned mode) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  std::string tmp = path + ".ratchet-restore";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (!out) return false;
-  }
-  ::chmod(tmp.c_str(), mode & 07777);
   if (fs::is_directory(fs::symlink_status(path, ec))) fs::remove_all(path, ec);
-  return ::rename(tmp.c_str(), path.c_str()) == 0;
+  std::string err;
+  ReplaceOptions options;
+  options.mode = mode;
+  return ReplaceFile(path, content, &err, options);
 }
 
 void RemoveAny(const std::string& path) {

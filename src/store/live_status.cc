@@ -1,14 +1,10 @@
 #include "store/live_status.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/durable_file.h"
 #include "store/json_fields.h"
 
 namespace ratchet {
@@ -68,34 +64,12 @@ bool ParseLiveStatus(const std::string& text, LiveStatus* s) {
 }
 
 bool WriteLiveStatus(const std::string& path, const LiveStatus& live, std::string* err) {
-  const std::string text = LiveStatusJson(live);
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *err = "cannot write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    done += static_cast<size_t>(n);
-  }
-  int write_errno = errno;
-  bool ok = done == text.size();
-  if (::close(fd) != 0) ok = false;
-  if (!ok) {
-    *err = "cannot write " + tmp + ": " + std::strerror(write_errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "cannot replace " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  // Rewritten on every phase and progress line: atomic for the dashboard,
+  // not synced (a hint, never read back after a crash).
+  ReplaceOptions options;
+  options.mode = 0644u;
+  options.durable = false;
+  return ReplaceFile(path, LiveStatusJson(live), err, options);
 }
 
 bool ReadLiveStatus(const std::string& path, LiveStatus* live, std::string* err) {

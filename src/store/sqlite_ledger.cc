@@ -726,12 +726,12 @@ bool SqliteLedger::MigrateFromVersion1(std::string* err) {
   // The rows as found are the journal's start: trusted on first use.
   std::map<std::pair<std::string, std::string>, std::string> rows;
   if (!CurrentRows(&rows, err)) return false;
-  for (const auto& [id, body] : rows) {
+  for (const auto& row : rows) {
     if (!Journaled(
             [&](JournalEntry* entry, std::string*) {
-              entry->kind = id.first;
-              entry->key = id.second;
-              entry->body = body;
+              entry->kind = row.first.first;
+              entry->key = row.first.second;
+              entry->body = row.second;
               return true;
             },
             err))

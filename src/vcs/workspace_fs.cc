@@ -6,13 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
 
+#include "base/durable_file.h"
 #include "core/glob.h"
 
 namespace ratchet {
@@ -193,32 +193,7 @@ bool FsWorkspace::WriteFile(const std::string& rel_path, const std::string& cont
   if (!Resolve(rel_path, &abs, err)) return false;
   const std::string parent = Parent(rel_path);
   if (!parent.empty() && !MakeDirs(parent, err)) return false;
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      abs + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return SysFail("cannot create " + tmp, err);
-  struct stat old;
-  bool ok = WriteAll(fd, content) &&
-            (::lstat(abs.c_str(), &old) != 0 || !S_ISREG(old.st_mode) ||
-             ::fchmod(fd, old.st_mode & 07777) == 0) &&
-            ::fsync(fd) == 0;  // the data is on disk before the name points at it
-  if (!ok) SysFail("cannot write " + rel_path, err);
-  if (::close(fd) != 0 && ok) ok = SysFail("cannot write " + rel_path, err);
-  if (ok && ::rename(tmp.c_str(), abs.c_str()) != 0)
-    ok = SysFail("cannot replace " + rel_path, err);
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  // The rename itself is durable once the directory is synced.
-  const std::string abs_parent = parent.empty() ? root_ : root_ + "/" + parent;
-  int dfd = ::open(abs_parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return true;
+  return ReplaceFile(abs, content, err);
 }
 
 bool FsWorkspace::AppendFile(const std::string& rel_path, const std::string& content,

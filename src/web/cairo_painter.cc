@@ -89,11 +89,16 @@ void CairoPainter::Text(double x, double y, const std::string& text, const TextS
   cairo_new_path(cr_);
 }
 
-bool CairoPainter::WritePng(const std::string& path, std::string* err) {
+bool CairoPainter::EncodePng(std::string* png, std::string* err) {
   cairo_surface_flush(surface_);
-  cairo_status_t status = cairo_surface_write_to_png(surface_, path.c_str());
+  png->clear();
+  auto append = [](void* closure, const unsigned char* data, unsigned int length) {
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+    return CAIRO_STATUS_SUCCESS;
+  };
+  cairo_status_t status = cairo_surface_write_to_png_stream(surface_, append, png);
   if (status != CAIRO_STATUS_SUCCESS) {
-    *err = "cannot write " + path + ": " + cairo_status_to_string(status);
+    *err = std::string("cannot encode the PNG: ") + cairo_status_to_string(status);
     return false;
   }
   return true;

@@ -29,8 +29,8 @@ class CairoPainter : public Painter {
   void Text(double x, double y, const std::string& text, const TextStyle& style,
             const std::string& css_class) override;
 
-  /// Writes the image as PNG. False with a message if it cannot.
-  bool WritePng(const std::string& path, std::string* err);
+  /// The image as PNG bytes in *png. False with a message if it cannot.
+  bool EncodePng(std::string* png, std::string* err);
 
  private:
   void ApplyStroke(const Stroke& stroke);

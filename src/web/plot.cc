@@ -1,8 +1,9 @@
 #include "web/plot.h"
 
-#include <cstdio>
-#include <fstream>
+#include <algorithm>
+#include <cctype>
 
+#include "base/durable_file.h"
 #include "web/cairo_painter.h"
 #include "web/svg_painter.h"
 
@@ -26,34 +27,19 @@ std::string PlotSvg(const std::vector<Experiment>& experiments, const ChartOptio
 
 bool WritePlot(const std::vector<Experiment>& experiments, const ChartOptions& options,
                const std::string& out_path, const PlotSize& size, std::string* err) {
-  const std::string tmp = out_path + ".tmp";
+  std::string content;
   if (EndsWith(out_path, ".svg")) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << PlotSvg(experiments, options, size);
-    out.close();
-    if (!out) {
-      *err = "cannot write " + tmp;
-      std::remove(tmp.c_str());
-      return false;
-    }
+    content = PlotSvg(experiments, options, size);
   } else if (EndsWith(out_path, ".png")) {
     // Twice the resolution: sharp in a README on a high-density screen.
     CairoPainter painter(size.width, size.height, 2);
     DrawChart(BuildChartModel(experiments, options), size.width, size.height, &painter);
-    if (!painter.WritePng(tmp, err)) {
-      std::remove(tmp.c_str());
-      return false;
-    }
+    if (!painter.EncodePng(&content, err)) return false;
   } else {
     *err = "cannot tell the format of " + out_path + ": name it .svg or .png";
     return false;
   }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    *err = "cannot rename " + tmp + " to " + out_path;
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+  return ReplaceFile(out_path, content, err);
 }
 
 }  // namespace ratchet

@@ -1,5 +1,7 @@
 #include "propose/search/binding.h"
 
+#include "base/durable_file.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -488,29 +490,6 @@ bool ReadWhole(const std::string& path, std::string* content, std::string* err) 
   return true;
 }
 
-bool WriteAtomically(const std::string& path, const std::string& content, std::string* err) {
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".ratchet-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      *err = "cannot write " + tmp;
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::permissions(tmp, fs::status(path, ec).permissions(), ec);
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *err = "cannot replace " + path + ": " + ec.message();
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 FileReader DirectoryReader(const std::string& dir) {
@@ -521,7 +500,7 @@ FileReader DirectoryReader(const std::string& dir) {
 
 FileWriter DirectoryWriter(const std::string& dir) {
   return [dir](const std::string& rel, const std::string& content, std::string* err) {
-    return WriteAtomically(dir + "/" + rel, content, err);
+    return ReplaceFile(dir + "/" + rel, content, err);
   };
 }
 
