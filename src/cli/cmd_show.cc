@@ -38,13 +38,16 @@ std::string CurveKey(const LoopConfig& config, const Curve& curve) {
   return curve.empty() || curve.front().values.empty() ? "" : curve.front().values.begin()->first;
 }
 
-// The first run's learning curve next to that of the best it was proposed
-// from, at ten moments of the budget (of the longer curve without one).
+// The first full run's learning curve (the preflight's when it never got
+// past that) next to that of the best it was proposed from, at ten moments
+// of the budget (of the longer curve without one).
 void PrintCurve(const LoopConfig& config, SqliteLedger* ledger,
                 const std::vector<Experiment>& history, const Experiment& e,
                 const std::vector<RunRecord>& runs) {
-  if (runs.empty() || runs[0].curve.empty()) return;
-  const Curve& mine = runs[0].curve;
+  const RunRecord* first = runs.empty() ? nullptr : FirstFullRun(runs);
+  if (!first && !runs.empty()) first = &runs[0];
+  if (!first || first->curve.empty()) return;
+  const Curve& mine = first->curve;
   const std::string key = CurveKey(config, mine);
   if (key.empty()) return;
   Curve theirs;
@@ -55,8 +58,9 @@ void PrintCurve(const LoopConfig& config, SqliteLedger* ledger,
       continue;
     std::vector<RunRecord> other_runs;
     std::string err;
-    if (ledger->LoadRuns(other.id, &other_runs, &err) && !other_runs.empty()) {
-      theirs = other_runs[0].curve;
+    if (!ledger->LoadRuns(other.id, &other_runs, &err)) continue;
+    if (const RunRecord* full = FirstFullRun(other_runs)) {
+      theirs = full->curve;
       their_id = other.id;
     }
   }
@@ -125,9 +129,10 @@ int Show(const ShowOptions& options) {
     std::printf("mechanisms:  %s\n", names.c_str());
   }
   std::vector<RunRecord> runs;
-  if (ledger->LoadRuns(e.id, &runs, &err) && runs.size() > 1) {
+  if (ledger->LoadRuns(e.id, &runs, &err) && (runs.size() > 1 || FirstFullRun(runs) == nullptr)) {
     for (const RunRecord& r : runs)
-      std::printf("  run %d (%s): %s %s, %s\n", r.attempt, r.purpose.c_str(),
+      std::printf("  %s: %s %s, %s\n",
+                  r.attempt == 0 ? "preflight" : ("run " + std::to_string(r.attempt) + " (" + r.purpose + ")").c_str(),
                   config.metric_name.c_str(), r.metric ? FormatMetric(*r.metric).c_str() : "-",
                   FormatDuration(r.wall_s).c_str());
   }

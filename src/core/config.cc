@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <regex>
 
+#include "core/accept.h"
+
 namespace ratchet {
 
 bool Constraint::Holds(double value) const {
@@ -88,6 +90,11 @@ void ReadRun(ConfigSection run, ConfigSection& root, LoopConfig* c) {
     run.Fail("timeout", "must be at least the budget (" + std::to_string(c->budget_s) + "s)");
   if (auto overhead = run.Duration("overhead")) c->overhead_s = *overhead;
   if (auto grace = run.Duration("grace")) c->grace_s = *grace;
+  if (auto preflight = run.Duration("preflight")) {
+    if (*preflight > 0 && *preflight < c->budget_s) c->preflight_s = *preflight;
+    else if (run.ok())
+      run.Fail("preflight", "must be less than the budget (" + FormatMetric(c->budget_s) + "s)");
+  }
   if (auto limit = run.Size("log_limit")) c->log_limit_bytes = *limit;
   if (auto env = run.StringMap("env")) c->env = *env;
   if (auto sees = run.StringList("sees")) {

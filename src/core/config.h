@@ -3,6 +3,7 @@
 // a ConfigSection for that part to read.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -125,6 +126,10 @@ struct LoopConfig {
   /// timeout): training time is ratchet's clock, not the candidate's word.
   std::optional<double> overhead_s;
   double grace_s = 5;             // SIGTERM to SIGKILL
+  /// A smoke run of each candidate before its full run, with this budget
+  /// (RATCHET_BUDGET_SECONDS): one that crashes, prints no progress or shows
+  /// NaN costs these seconds instead of a budget. 0: none.
+  double preflight_s = 0;
   uint64_t log_limit_bytes = 16ull << 20;
   std::vector<std::pair<std::string, std::string>> env;
   /// Loop-directory paths (prepared data) shown read-only at the same place
@@ -150,6 +155,12 @@ struct LoopConfig {
     if (overhead_s && budget_s > 0 && (timeout_s <= 0 || budget_s + *overhead_s < timeout_s))
       return budget_s + *overhead_s;
     return timeout_s;
+  }
+  /// The deadline of the preflight: its budget plus the overhead, or plus
+  /// the slack a full run has past its budget (timeout - budget).
+  double PreflightDeadline() const {
+    if (overhead_s) return preflight_s + *overhead_s;
+    return preflight_s + std::max(0.0, timeout_s - budget_s);
   }
 
   // [metric]

@@ -177,6 +177,27 @@ TEST(ConfigTest, PruneTable) {
   EXPECT_NE(e.find("needs [run] budget"), std::string::npos) << e;
 }
 
+TEST(ConfigTest, Preflight) {
+  auto with = [](const std::string& line) {
+    std::string text = kMinimal;
+    text.replace(text.find("budget = \"10s\"\n"), 15, "budget = \"10s\"\n" + line + "\n");
+    return text;
+  };
+  LoopConfig c;
+  std::string err;
+  ASSERT_TRUE(ParseLoopConfig(kMinimal, "ratchet.toml", &c, &err)) << err;
+  EXPECT_EQ(c.preflight_s, 0) << "off unless asked for";
+  ASSERT_TRUE(ParseLoopConfig(with("preflight = \"2s\""), "ratchet.toml", &c, &err)) << err;
+  EXPECT_DOUBLE_EQ(c.preflight_s, 2);
+  EXPECT_DOUBLE_EQ(c.PreflightDeadline(), 2 + 70) << "its budget plus a full run's slack (80 - 10)";
+  ASSERT_TRUE(ParseLoopConfig(with("preflight = 2\noverhead = \"5s\""), "ratchet.toml", &c, &err))
+      << err;
+  EXPECT_DOUBLE_EQ(c.PreflightDeadline(), 7) << "its budget plus the overhead";
+  const std::string e = ErrorOf(with("preflight = \"10s\""));
+  EXPECT_NE(e.find("[run] preflight: must be less than the budget (10s)"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf(with("preflight = \"soon\"")).find("not a duration"), std::string::npos);
+}
+
 TEST(ConfigTest, MissingRunCommand) {
   std::string text = kMinimal;
   text.replace(text.find("command = \"sh run.sh\"\n"), 21, "");

@@ -125,8 +125,8 @@ void Engine::RememberCurves(const Experiment& exp, const std::vector<RunRecord>&
   if (!config_.prune.enabled()) return;
   auto usable = [](const RunRecord& r) { return !r.curve.empty() && !r.timed_out; };
   const bool full = exp.status == Status::kKeep || exp.status == Status::kDiscard;
-  if (full && !runs.empty() && runs[0].attempt == 1 && usable(runs[0]))
-    full_curves_[exp.id] = runs[0].curve;
+  const RunRecord* first = FirstFullRun(runs);
+  if (full && first && usable(*first)) full_curves_[exp.id] = first->curve;
   for (const auto& group : RepeatGroups(exp, runs, usable)) {
     repeat_curves_.emplace_back();
     for (const RunRecord* r : group) repeat_curves_.back().push_back(r->curve);

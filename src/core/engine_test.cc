@@ -880,6 +880,77 @@ min_runs = 1
       << Exp(2).warnings.back();
 }
 
+std::string EnvValue(const RunSpec& spec, const std::string& name) {
+  for (const auto& [k, v] : spec.env)
+    if (k == name) return v;
+  return "";
+}
+
+TEST_F(EngineTest, APreflightCatchesLateCrashesAndNanInSecondsAndLetsHealthyRunsThrough) {
+  // The run trains for RATCHET_BUDGET_SECONDS, printing progress each
+  // second, then evaluates: x=30 crashes at the end (saving), x=20 goes NaN
+  // at once, others print their score.
+  run_override = [&](const RunSpec& spec) {
+    const double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    const int budget = std::stoi(EnvValue(spec, "RATCHET_BUDGET_SECONDS"));
+    std::string out;
+    for (int t = 1; t < budget; ++t)
+      out += "progress: elapsed=" + std::to_string(t) + " loss=" + (x == 20 ? "nan" : "2.5") + "\n";
+    if (x == 30) return Exited(1, out + "cannot save the model\n", budget);
+    return Exited(0, out + "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n", budget);
+  };
+  Propose(30);
+  Propose(20);
+  Propose(5);
+  RunLoop("[stop]\nmax_experiments = 4\n", [](LoopConfig* c) { c->preflight_s = 2; });
+  ASSERT_EQ(ledger.experiments.size(), 4u);
+  EXPECT_EQ(StatusOf(1), Status::kKeep);
+  EXPECT_EQ(StatusOf(2), Status::kCrash);
+  EXPECT_EQ(Exp(2).reason.rfind("preflight: exit 1", 0), 0u) << Exp(2).reason;
+  EXPECT_NE(Exp(2).reason.find("preflight.log"), std::string::npos) << Exp(2).reason;
+  EXPECT_EQ(StatusOf(3), Status::kCrash);
+  EXPECT_NE(Exp(3).reason.find("preflight: progress shows loss=nan at 1s"), std::string::npos)
+      << Exp(3).reason;
+  EXPECT_EQ(StatusOf(4), Status::kKeep) << Exp(4).reason;
+  EXPECT_EQ(Exp(4).metric, 4.0) << "scored by its full run, not the preflight";
+
+  // Every candidate had a preflight at 2 s (attempt 0); only the healthy one
+  // went on to a full run at 10 s; the baseline had none.
+  std::map<int, std::vector<std::string>> budgets;
+  for (const RunSpec& spec : steps.calls) {
+    if (FakeRunner::CommandOf(spec) != "sh run.sh") continue;
+    const int id = std::stoi(EnvValue(spec, "RATCHET_EXPERIMENT"));
+    budgets[id].push_back(EnvValue(spec, "RATCHET_BUDGET_SECONDS") + "@" +
+                          EnvValue(spec, "RATCHET_ATTEMPT"));
+    if (EnvValue(spec, "RATCHET_ATTEMPT") == "0") {
+      EXPECT_NE(EnvValue(spec, "RATCHET_RUN_DIR").find("/preflight"), std::string::npos);
+      EXPECT_LE(spec.timeout_s, 2 + 20 + 1e-9) << "the preflight's budget and the run's slack";
+    }
+  }
+  EXPECT_EQ(budgets[1], (std::vector<std::string>{"10@1"}));
+  EXPECT_EQ(budgets[2], (std::vector<std::string>{"2@0"}));
+  EXPECT_EQ(budgets[3], (std::vector<std::string>{"2@0"}));
+  EXPECT_EQ(budgets[4], (std::vector<std::string>{"2@0", "10@1"}));
+  EXPECT_LT(Exp(3).run_s + Exp(2).run_s, 1e-9) << "no full run was spent on them";
+  int preflights = 0;
+  for (const RunRecord& r : ledger.runs) {
+    if (r.attempt != 0) continue;
+    ++preflights;
+    EXPECT_EQ(r.purpose, "preflight");
+    EXPECT_EQ(r.log_path, ".ratchet/runs/" + std::to_string(r.experiment_id) + "/preflight.log");
+  }
+  EXPECT_EQ(preflights, 3);
+}
+
+TEST_F(EngineTest, APreflightThatPrintsNoProgressFails) {
+  Propose(5);  // the default run prints its score but no progress line
+  RunLoop("[stop]\nmax_experiments = 2\n", [](LoopConfig* c) { c->preflight_s = 2; });
+  ASSERT_EQ(ledger.experiments.size(), 2u);
+  EXPECT_EQ(StatusOf(2), Status::kCrash);
+  EXPECT_NE(Exp(2).reason.find("preflight: printed no progress line"), std::string::npos)
+      << Exp(2).reason;
+}
+
 TEST_F(EngineTest, MechanismsAreCalledCountedAndRecorded) {
   hooks_enabled = true;
   auto mechanism = std::make_shared<CountingMechanism>();

@@ -63,4 +63,10 @@ bool IsFailureStatus(Status status) {
          status != Status::kInterrupted && status != Status::kNone;
 }
 
+const RunRecord* FirstFullRun(const std::vector<RunRecord>& runs) {
+  for (const RunRecord& r : runs)
+    if (r.attempt == 1) return &r;
+  return nullptr;
+}
+
 }  // namespace ratchet

@@ -61,8 +61,8 @@ struct Usage {
 /// baseline is repeated or a would-be keep is confirmed.
 struct RunRecord {
   int experiment_id = 0;
-  int attempt = 1;            // 1-based
-  std::string purpose;        // "main", "baseline_repeat", "confirm" or "rerun"
+  int attempt = 1;            // 1-based; 0 is the preflight (a smoke run, not a measurement)
+  std::string purpose;        // "main", "baseline_repeat", "confirm", "rerun" or "preflight"
   int exit_code = -1;
   int signal = 0;             // death by signal, 0 if none
   bool timed_out = false;
@@ -123,5 +123,9 @@ struct Experiment {
   std::vector<std::string> warnings;
   int worker = 0;             // the worker slot it ran in (0-based)
 };
+
+/// The first full run of an experiment (attempt 1) among `runs`, or null:
+/// its curve is the one the pruner and `ratchet show` compare.
+const RunRecord* FirstFullRun(const std::vector<RunRecord>& runs);
 
 }  // namespace ratchet

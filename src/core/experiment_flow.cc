@@ -200,8 +200,8 @@ bool ExperimentFlow::Build(std::string* err) {
   return true;
 }
 
-RunSpec ExperimentFlow::Spec(StepKind kind, const std::string& name, const std::string& command,
-                             double timeout_s) const {
+StepRequest ExperimentFlow::Request(StepKind kind, const std::string& name,
+                                    const std::string& command, double timeout_s) const {
   StepRequest step;
   step.kind = kind;
   step.name = name;
@@ -213,7 +213,13 @@ RunSpec ExperimentFlow::Spec(StepKind kind, const std::string& name, const std::
   step.worker = exp_.worker;
   if (kind == StepKind::kTrusted && stage_ == Stage::kVerify)
     step.servers = engine_->config_.verify.servers;
-  return StepSpec(engine_->config_, exp_, paths_, step, engine_->sandbox_);
+  return step;
+}
+
+RunSpec ExperimentFlow::Spec(StepKind kind, const std::string& name, const std::string& command,
+                             double timeout_s) const {
+  return StepSpec(engine_->config_, exp_, paths_, Request(kind, name, command, timeout_s),
+                  engine_->sandbox_);
 }
 
 std::string ExperimentFlow::StepFailure(const RunResult& r, const std::string& name) const {
@@ -283,6 +289,8 @@ bool ExperimentFlow::NextGate(std::string* err) {
   }
   if (!after_gates_done_) {  // the before gates passed: the runs
     if (!Enter(Phase::kRunning, err)) return false;
+    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !preflight_done_)
+      return StartPreflight(err);
     return StartAttempt(rerun_ ? "rerun" : "main", err);
   }
   return Judge(err);
@@ -290,6 +298,69 @@ bool ExperimentFlow::NextGate(std::string* err) {
 
 // ---------------------------------------------------------------------------
 // Runs and their verification.
+
+// The preflight: the command with a budget of seconds, to the end of its
+// program (training, evaluation, saving), so a candidate that would crash,
+// print no progress or go NaN late in a full run costs seconds. Its numbers
+// decide nothing; it is recorded as attempt 0.
+bool ExperimentFlow::StartPreflight(std::string* err) {
+  const LoopConfig& c = engine_->config_;
+  current_ = RunRecord();
+  current_.experiment_id = exp_.id;
+  current_.attempt = 0;
+  current_.purpose = "preflight";
+  current_.log_path = ".ratchet/runs/" + std::to_string(exp_.id) + "/preflight.log";
+  if (!engine_->deps_.workspace->MakeDirs(
+          ".ratchet/runs/" + std::to_string(exp_.id) + "/preflight", err))
+    return false;
+  StepRequest step = Request(StepKind::kRun, "preflight", c.command, c.PreflightDeadline());
+  step.attempt = 0;
+  step.budget_s = c.preflight_s;
+  step.purpose = "preflight";
+  RunSpec spec = StepSpec(c, exp_, paths_, step, engine_->sandbox_);
+  preflight_nan_.clear();
+  const double started = engine_->deps_.clock->MonotonicSeconds();
+  spec.on_line = [this, started](std::string_view line) {
+    if (!IsProgressLine(line)) return;
+    if (Reporter* reporter = engine_->deps_.reporter) reporter->OnProgress(exp_, line);
+    CurvePoint point;
+    const double t = engine_->deps_.clock->MonotonicSeconds() - started;
+    if (!ParseProgressLine(line, t, &point)) return;
+    for (auto it = point.values.begin(); it != point.values.end();) {
+      if (std::isfinite(it->second)) {
+        ++it;
+        continue;
+      }
+      if (preflight_nan_.empty()) {
+        preflight_nan_ = it->first + "=" + (std::isnan(it->second) ? "nan" : "inf") + " at " +
+                         FormatSeconds(t);
+        engine_->deps_.steps->Cancel(run_step_);
+      }
+      it = point.values.erase(it);  // the ledger's curves hold numbers only
+    }
+    if (!point.values.empty()) AppendPoint(&current_.curve, std::move(point));
+  };
+  if (Reporter* reporter = engine_->deps_.reporter) reporter->OnRunStart(exp_, 0, "preflight");
+  stage_ = Stage::kPreflight;
+  run_step_ = engine_->StartStep(this, spec);
+  pending_ = {run_step_};
+  return true;
+}
+
+std::string ExperimentFlow::PreflightFailure(const RunResult& r) const {
+  const LoopConfig& c = engine_->config_;
+  const std::string log = " (log: " + current_.log_path + ")";
+  if (!preflight_nan_.empty()) return "progress shows " + preflight_nan_ + log;
+  if (r.end == RunResult::End::kTimedOut)
+    return "still running at its deadline, " + FormatSeconds(c.PreflightDeadline()) +
+           " (preflight budget " + FormatSeconds(c.preflight_s) + ")" + log;
+  if (std::string f = StepFailure(r, "preflight"); !f.empty()) return f;
+  if (current_.curve.empty())
+    return "printed no progress line (\"progress: elapsed=<s> <name>=<value> ...\")" + log;
+  if (c.verify.command.empty() && !current_.metric)
+    return "printed no finite " + c.metric_name + " after '---'" + log;
+  return "";
+}
 
 bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) {
   const int n = static_cast<int>(runs_.size()) + 1;
@@ -465,6 +536,20 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       if (!f.empty()) return Finish(Status::kGateFailed, "gate " + gate.name + " failed: " + f, err);
       ++gate_;
       return NextGate(err);
+    }
+    case Stage::kPreflight: {
+      MeasureRun(result);
+      preflight_done_ = true;
+      if (!engine_->deps_.ledger->AddRun(current_, err)) return false;
+      if (result.end == RunResult::End::kCancelled && preflight_nan_.empty())
+        return Finish(Status::kInterrupted, "stopped by the user during the preflight", err);
+      if (std::string f = PreflightFailure(result); !f.empty()) {
+        exp_.exit_code = current_.exit_code;
+        exp_.signal = current_.signal;
+        exp_.log_path = current_.log_path;
+        return Finish(Status::kCrash, "preflight: " + f, err);
+      }
+      return StartAttempt("main", err);
     }
     case Stage::kRun: {
       run_result_ = result;

@@ -8,7 +8,8 @@
 //   Start ─ baseline ───────────────────────────────┐
 //     └── proposal ─> scan the working copy ─> commit┤ (no_change, out_of_scope,
 //                                                    │  rejected, propose_failed)
-//   Build (a fresh copy of exactly the commit) ─> before gates ─> runs:
+//   Build (a fresh copy of exactly the commit) ─> before gates ─> [preflight:
+//   a smoke run at a short budget, candidates only] ─> runs:
 //     run ─> [verify + serve] ─> the next run (baseline repeats), then after
 //     gates ─> judge ─> confirm runs ─> judge ─> decided ─> settled (done)
 //
@@ -64,6 +65,7 @@ class ExperimentFlow {
     kProposing,
     kBuild,
     kGate,       // gates_[gate_], before or after the runs
+    kPreflight,  // the command at [run] preflight's budget (attempt 0)
     kRun,        // the command, attempt runs_.size() + 1
     kVerify,     // [verify] and its serve partner, of that attempt
     kDone,
@@ -74,6 +76,9 @@ class ExperimentFlow {
   bool AfterCommit(std::string* err);
   bool Build(std::string* err);
   bool NextGate(std::string* err);
+  bool StartPreflight(std::string* err);
+  /// The preflight's verdict: "" when it passed, else why it failed.
+  std::string PreflightFailure(const RunResult& r) const;
   bool StartAttempt(const std::string& purpose, std::string* err);
   bool AttemptMeasured(std::string* err);
   bool Judge(std::string* err);
@@ -83,6 +88,8 @@ class ExperimentFlow {
   // Helpers.
   bool Enter(Phase phase, std::string* err);
   void StartGate(std::string* err);
+  StepRequest Request(StepKind kind, const std::string& name, const std::string& command,
+                      double timeout_s) const;
   RunSpec Spec(StepKind kind, const std::string& name, const std::string& command,
                double timeout_s) const;
   /// The step's failure in one line, "" when it passed.
@@ -133,6 +140,8 @@ class ExperimentFlow {
   bool rerun_ = false;   // running again on a moved incumbent
   int rerun_from_ = 0;
   std::set<StepRunner::StepId> pending_;
+  bool preflight_done_ = false;
+  std::string preflight_nan_;       // "loss=nan at 3s": the preflight was stopped for it
   std::unique_ptr<Pruner> pruner_;  // the main run's, when [prune] is on
   bool prune_requested_ = false;    // the pruner cancelled the run
 };

@@ -53,7 +53,8 @@ uint64_t RunSeed(uint64_t loop_seed, int attempt) {
 }
 
 std::string ExperimentPaths::Artifacts(int attempt) const {
-  return run_dir + (attempt <= 1 ? "/out" : "/out-" + std::to_string(attempt));
+  if (attempt == 0) return run_dir + "/preflight";
+  return run_dir + (attempt == 1 ? "/out" : "/out-" + std::to_string(attempt));
 }
 
 std::string ExperimentPaths::Home(const std::string& step) const {
@@ -73,7 +74,7 @@ std::vector<std::pair<std::string, std::string>> StepEnv(const LoopConfig& confi
                                                          const ExperimentPaths& paths,
                                                          const StepRequest& step) {
   std::vector<std::pair<std::string, std::string>> env = {
-      {"RATCHET_BUDGET_SECONDS", BudgetText(config.budget_s)},
+      {"RATCHET_BUDGET_SECONDS", BudgetText(step.budget_s >= 0 ? step.budget_s : config.budget_s)},
       {"RATCHET_EXPERIMENT", std::to_string(exp.id)},
       {"RATCHET_SEED", std::to_string(RunSeed(config.seed, step.attempt))},
       {"RATCHET_ATTEMPT", std::to_string(step.attempt)},

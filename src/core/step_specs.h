@@ -30,7 +30,8 @@ struct ExperimentPaths {
   std::string loop;     // the loop directory
   std::string copy;     // its working copy: <loop>/.ratchet/work/<id>
   std::string run_dir;  // logs, written by ratchet: <loop>/.ratchet/runs/<id>
-  /// RATCHET_RUN_DIR of attempt n: <run_dir>/out (n = 1) or out-<n>.
+  /// RATCHET_RUN_DIR of attempt n: <run_dir>/out (n = 1) or out-<n>, and
+  /// <run_dir>/preflight for the preflight (attempt 0).
   std::string Artifacts(int attempt) const;
   /// The scratch $HOME of one step: <run_dir>/home/<step>.
   std::string Home(const std::string& step) const;
@@ -51,7 +52,8 @@ struct StepRequest {
   std::string name;     // "build", "gate-gradcheck", "run", "verify", ... (log and home names)
   std::string command;  // shell command line
   double timeout_s = 0;
-  int attempt = 1;
+  int attempt = 1;          // 0: the preflight
+  double budget_s = -1;     // RATCHET_BUDGET_SECONDS when >= 0 (the preflight's)
   std::string purpose;  // for the environment: "main", "confirm", ...
   int worker = 0;
   std::string split = "val";  // RATCHET_VERIFY_SPLIT of trusted steps
