@@ -98,7 +98,8 @@ int ShowStatus(const std::string& dir) {
                 warned == 1 ? "" : "s", last_warned->id, last_warned->warnings.back().c_str(),
                 dir.c_str(), last_warned->id);
 
-  // steering: a pause and the user's notes (`ratchet pause` / `ratchet note`).
+  // steering: a pause, the user's notes and reruns asked for (`ratchet pause` /
+  // `note` / `rerun`).
   std::vector<LedgerEvent> events;
   if (!ledger->LoadEvents(0, &events, &err)) return Fail(err);
   PauseState pause = PauseStateOf(events);
@@ -109,6 +110,11 @@ int ShowStatus(const std::string& dir) {
                 FormatUtcMinute(pause.since).c_str(), dir.c_str());
   if (notes > 0)
     std::printf("notes:      %d from the user (`ratchet note %s` lists them)\n", notes, dir.c_str());
+  std::string reruns;
+  for (const RerunRequest& r : PendingReruns(events))
+    reruns += (reruns.empty() ? "#" : ", #") + std::to_string(r.experiment_id);
+  if (!reruns.empty())
+    std::printf("reruns:     %s asked for (`ratchet rerun`), next to run\n", reruns.c_str());
 
   LiveStatus live;
   bool have_live = ReadLiveStatus(paths.live, &live, &err);

@@ -18,6 +18,7 @@ void AddPlotCommand(CLI::App& app);
 void AddPromptCommand(CLI::App& app);
 void AddNoteCommand(CLI::App& app);
 void AddPauseCommands(CLI::App& app);  // pause and resume
+void AddRerunCommand(CLI::App& app);
 void AddScheduleCommand(CLI::App& app);
 void AddFinalizeCommand(CLI::App& app);
 void AddAuditCommand(CLI::App& app);

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ratchet::AddPromptCommand(app);
   ratchet::AddNoteCommand(app);
   ratchet::AddPauseCommands(app);
+  ratchet::AddRerunCommand(app);
   ratchet::AddScheduleCommand(app);
   ratchet::AddFinalizeCommand(app);
   ratchet::AddAuditCommand(app);

@@ -475,6 +475,10 @@ bool Engine::StartExperiment(std::string* err) {
   exp.baseline = incumbent == nullptr;
   exp.parent_commit = IncumbentCommit();
   exp.proposer = exp.baseline ? "baseline" : deps_.proposer->kind();
+  // steering: `ratchet rerun DIR ID` comes before the proposer's next idea.
+  RerunRequest rerun;
+  const bool is_rerun = !exp.baseline && deps_.steering && deps_.steering->TakeRerun(&rerun);
+  if (is_rerun) exp.proposer = "rerun";
   exp.started_at = deps_.clock->WallSeconds();
   // The lowest free worker slot.
   std::vector<bool> busy(static_cast<size_t>(std::max(1, config_.workers)), false);
@@ -490,6 +494,7 @@ bool Engine::StartExperiment(std::string* err) {
   if (deps_.reporter) deps_.reporter->OnPhase(exp);
   auto flow = std::make_unique<ExperimentFlow>(this, exp);
   ExperimentFlow* raw = flow.get();
+  if (is_rerun) raw->RerunOf(rerun.experiment_id);
   flows_[exp.id] = std::move(flow);
   return raw->Start(err) && Retire(raw, err);
 }

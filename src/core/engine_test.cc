@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 
+#include "core/steering.h"
 #include "core/testing/fakes.h"
 
 namespace ratchet {
@@ -25,6 +26,23 @@ command = "sh run.sh"
 budget = "10s"
 timeout = "30s"
 )";
+
+// `ratchet rerun` requests, handed out when `ready` says so.
+class FakeSteering : public Steering {
+ public:
+  std::vector<std::string> Guidance() override { return {}; }
+  bool Paused(const std::function<void(const std::string&)>&) override { return false; }
+  bool TakeRerun(RerunRequest* request) override {
+    if (reruns.empty() || (ready && !ready())) return false;
+    *request = reruns.front();
+    reruns.pop_front();
+    ++taken;
+    return true;
+  }
+  std::deque<RerunRequest> reruns;
+  std::function<bool()> ready;
+  int taken = 0;
+};
 
 // A loop on fakes. The "run" scores (x - 7)^2 from x.txt of its working
 // copy; the proposer writes the next value from `values` into x.txt of its.
@@ -86,6 +104,7 @@ class EngineTest : public ::testing::Test {
     d.interrupts = &interrupts;
     d.cancel = &cancel;
     d.hooks = hooks_enabled ? &hooks : nullptr;
+    d.steering = &steering;
     d.sandbox_available = sandbox_available;
     d.sandbox_why = "no bwrap in the fakes";
     return d;
@@ -119,6 +138,7 @@ class EngineTest : public ::testing::Test {
   FakeLedger ledger;
   FakeProposer proposer;
   HookSet hooks;
+  FakeSteering steering;
   bool hooks_enabled = false;
   bool sandbox_available = false;
   std::atomic<int> interrupts{0};
@@ -854,6 +874,91 @@ min_runs = 1
     if (r.experiment_id == 2) pruned = &r;
   ASSERT_NE(pruned, nullptr);
   EXPECT_LE(pruned->curve.back().t, 5.0) << "nothing after the run was cut";
+}
+
+TEST_F(EngineTest, ARerunByHandRunsAPrunedChangeInFullOnTheCurrentIncumbent) {
+  // The score is (x - 7)^2, less 5 when src/a.c was changed.
+  int run_count = 0;
+  run_override = [&](const RunSpec& spec) {
+    const FileMap& copy = repo.copies.at(spec.cwd);
+    const double x = std::stod(copy.at("x.txt"));
+    const double score = (x - 7) * (x - 7) - (copy.at("src/a.c") == "int a;" ? 0 : 5);
+    const double jitter = (++run_count % 2 ? 0.1 : -0.1);
+    std::string out;
+    for (int t = 1; t < 10; ++t)
+      out += "progress: elapsed=" + std::to_string(t) +
+             " loss=" + std::to_string(score + 20.0 / t + jitter) + "\n";
+    return Exited(0, out + "---\nscore: " + std::to_string(score) + "\n", 10);
+  };
+  Propose(30);  // pruned
+  ProposeEdit([](FileMap* copy) {
+    (*copy)["src/a.c"] = "int a = 1;";
+    return "touch a.c";
+  });           // kept: the incumbent moves
+  Propose(5);   // after the rerun: the proposer again
+  // #4 runs #2's change again, merged onto the incumbent #3 made.
+  steering.reruns.push_back(RerunRequest{1, 2});
+  steering.ready = [&] { return ledger.experiments.size() >= 3 && StatusOf(3) == Status::kKeep; };
+  RunLoop(R"(
+[stop]
+max_experiments = 5
+[accept]
+baseline_repeats = 2
+[prune]
+rule = "median"
+value = "loss"
+min_runs = 1
+)");
+  ASSERT_EQ(ledger.experiments.size(), 5u);
+  EXPECT_EQ(StatusOf(2), Status::kPruned) << Exp(2).reason;
+  EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
+  EXPECT_EQ(steering.taken, 1);
+  const Experiment& rerun = Exp(4);
+  EXPECT_EQ(rerun.proposer, "rerun");
+  EXPECT_EQ(rerun.description.rfind("rerun of #2: x=30", 0), 0u) << rerun.description;
+  EXPECT_NE(rerun.hypothesis.find("it was pruned: pruned: loss"), std::string::npos)
+      << rerun.hypothesis;
+  EXPECT_EQ(rerun.parent_commit, Exp(3).candidate_commit) << "on the current incumbent";
+  const FileMap& ran = repo.commits.at(rerun.candidate_commit);
+  EXPECT_EQ(ran.at("x.txt"), std::to_string(30.0)) << "the earlier change";
+  EXPECT_EQ(ran.at("src/a.c"), "int a = 1;") << "on top of the incumbent's";
+  EXPECT_EQ(rerun.status, Status::kDiscard) << rerun.reason << ": run in full, not pruned";
+  EXPECT_GE(rerun.run_s, 10) << "its whole budget";
+  EXPECT_EQ(Exp(5).description, "x=" + std::to_string(5.0)) << "then the proposer again";
+}
+
+TEST_F(EngineTest, ARerunThatCannotApplyOrHasNoChangeIsAProposeFailure) {
+  Propose(3);  // kept
+  Propose(6);  // kept: x.txt moved on from what #2 changed
+  steering.reruns = {RerunRequest{1, 2}, RerunRequest{2, 1}, RerunRequest{3, 99}};
+  steering.ready = [&] { return ledger.experiments.size() >= 3; };
+  RunLoop("[stop]\nmax_experiments = 6\n");
+  ASSERT_GE(ledger.experiments.size(), 6u);
+  EXPECT_EQ(StatusOf(2), Status::kKeep);
+  EXPECT_EQ(StatusOf(3), Status::kKeep);
+  EXPECT_EQ(StatusOf(4), Status::kProposeFailed);
+  EXPECT_NE(Exp(4).reason.find("rerun of #2: it has no change to run again (keep)"),
+            std::string::npos) << Exp(4).reason;
+  EXPECT_EQ(StatusOf(5), Status::kProposeFailed);
+  EXPECT_NE(Exp(5).reason.find("(keep)"), std::string::npos) << "the baseline: " << Exp(5).reason;
+  EXPECT_EQ(StatusOf(6), Status::kProposeFailed);
+  EXPECT_NE(Exp(6).reason.find("no such experiment"), std::string::npos) << Exp(6).reason;
+}
+
+TEST_F(EngineTest, ARerunWhoseChangeConflictsWithTheIncumbentIsRefused) {
+  Propose(30);  // discarded
+  Propose(6);   // kept: changes x.txt differently
+  steering.reruns.push_back(RerunRequest{1, 2});
+  steering.ready = [&] { return ledger.experiments.size() >= 3; };
+  RunLoop("[stop]\nmax_experiments = 4\n");
+  ASSERT_EQ(ledger.experiments.size(), 4u);
+  EXPECT_EQ(StatusOf(2), Status::kDiscard);
+  EXPECT_EQ(StatusOf(3), Status::kKeep);
+  EXPECT_EQ(StatusOf(4), Status::kProposeFailed);
+  EXPECT_NE(Exp(4).reason.find("rerun of #2: its change does not apply to the incumbent "
+                               "(conflict in x.txt)"),
+            std::string::npos)
+      << Exp(4).reason;
 }
 
 TEST_F(EngineTest, PruningWithoutMeasuredNoiseWarnsAndPrunesNothing) {

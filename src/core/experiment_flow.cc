@@ -66,6 +66,11 @@ bool ExperimentFlow::Start(std::string* err) {
       !ws->MakeDirs(".ratchet/work", err) || !ws->RemoveAll(rel_copy, err) ||
       !engine_->deps_.repo->CheckoutCopy(exp_.parent_commit, paths_.copy, err))
     return false;
+  if (rerun_of_ > 0) {
+    stage_ = Stage::kProposing;
+    Proposal proposal;
+    return RerunProposal(&proposal, err) && OnProposal(proposal, 0, err);
+  }
   if (!exp_.baseline) {
     stage_ = Stage::kWantProposal;
     return true;
@@ -99,6 +104,45 @@ bool ExperimentFlow::OnProposal(const Proposal& proposal, double seconds, std::s
                   proposal.reason.empty() ? "the proposer changed nothing" : OneLine(proposal.reason),
                   err);
   return Commit(scan, err) && AfterCommit(err);
+}
+
+bool ExperimentFlow::RerunProposal(Proposal* proposal, std::string* err) {
+  const std::string what = "rerun of #" + std::to_string(rerun_of_);
+  proposal->outcome = Proposal::Outcome::kFailed;
+  const Experiment* earlier = nullptr;
+  for (const Experiment& e : engine_->history_)
+    if (e.id == rerun_of_) earlier = &e;
+  if (!earlier || earlier->baseline || earlier->candidate_commit.empty() ||
+      earlier->candidate_commit == earlier->parent_commit || earlier->status == Status::kKeep) {
+    proposal->description = what;
+    proposal->reason = what + ": it has no change to run again (" +
+                       (earlier ? std::string(StatusName(earlier->status)) : "no such experiment") +
+                       ")";
+    return true;
+  }
+  proposal->description = what + ": " + earlier->description;
+  proposal->hypothesis = "run again in full by hand (ratchet rerun); it was " +
+                         std::string(StatusName(earlier->status)) + ": " + earlier->reason;
+  proposal->params_json = earlier->params_json;
+  // Its change on this experiment's parent: as it was when that is where it
+  // was made, else merged onto the incumbent that moved since.
+  std::string sha = earlier->candidate_commit;
+  if (earlier->parent_commit != exp_.parent_commit) {
+    std::string conflict;
+    if (!engine_->deps_.repo->Rebase(earlier->parent_commit, earlier->candidate_commit,
+                                     exp_.parent_commit, what, &sha, &conflict, err))
+      return false;
+    if (sha.empty()) {
+      proposal->reason = what + ": its change does not apply to the incumbent (conflict in " +
+                         conflict + ")";
+      return true;
+    }
+  }
+  if (!engine_->deps_.workspace->RemoveAll(".ratchet/work/" + std::to_string(exp_.id), err) ||
+      !engine_->deps_.repo->CheckoutCopy(sha, paths_.copy, err))
+    return false;
+  proposal->outcome = Proposal::Outcome::kCandidate;
+  return true;
 }
 
 bool ExperimentFlow::Commit(const CopyScan& scan, std::string* err) {
@@ -289,7 +333,8 @@ bool ExperimentFlow::NextGate(std::string* err) {
   }
   if (!after_gates_done_) {  // the before gates passed: the runs
     if (!Enter(Phase::kRunning, err)) return false;
-    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !preflight_done_)
+    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !rerun_of_ &&
+        !preflight_done_)
       return StartPreflight(err);
     return StartAttempt(rerun_ ? "rerun" : "main", err);
   }
@@ -376,10 +421,11 @@ bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) 
   const LoopConfig& c = engine_->config_;
   RunSpec spec = Spec(StepKind::kRun, name, c.command, c.RunDeadline());
   // Only a candidate's first run is pruned: never the baseline (the
-  // reference), a confirmation of a winner, or a run asked for in full.
+  // reference), a confirmation of a winner, or a run asked for in full
+  // (`ratchet rerun`).
   pruner_.reset();
   prune_requested_ = false;
-  if (c.prune.enabled() && purpose == "main" && !exp_.baseline)
+  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !rerun_of_)
     pruner_ = std::make_unique<Pruner>(c.prune, c.budget_s);
   const double started = engine_->deps_.clock->MonotonicSeconds();
   spec.on_line = [this, started](std::string_view line) { OnRunLine(line, started); };

@@ -42,8 +42,12 @@ class ExperimentFlow {
   /// `exp` has its row in the ledger already (id, parent, phase proposing).
   ExperimentFlow(Engine* engine, Experiment exp);
 
-  /// The first stage: the working copy; then the build (baseline) or a
-  /// proposal (wants_proposal()). False only when the engine cannot go on.
+  /// Before Start: this experiment runs experiment `id`'s change again, in
+  /// full, on its own incumbent (`ratchet rerun`), instead of a proposal.
+  void RerunOf(int id) { rerun_of_ = id; }
+  /// The first stage: the working copy; then the build (baseline), a
+  /// proposal (wants_proposal()), or the rerun's change. False only when
+  /// the engine cannot go on.
   bool Start(std::string* err);
   /// The proposer's answer (for the request the engine made).
   bool OnProposal(const Proposal& proposal, double seconds, std::string* err);
@@ -72,6 +76,9 @@ class ExperimentFlow {
   };
 
   // Stages.
+  /// The change of experiment rerun_of_ applied to this one's parent, in
+  /// the working copy, as a proposal (kFailed when it cannot be).
+  bool RerunProposal(Proposal* proposal, std::string* err);
   bool Commit(const CopyScan& scan, std::string* err);
   bool AfterCommit(std::string* err);
   bool Build(std::string* err);
@@ -140,6 +147,7 @@ class ExperimentFlow {
   bool rerun_ = false;   // running again on a moved incumbent
   int rerun_from_ = 0;
   std::set<StepRunner::StepId> pending_;
+  int rerun_of_ = 0;  // `ratchet rerun`: the experiment whose change this runs in full
   bool preflight_done_ = false;
   std::string preflight_nan_;       // "loss=nan at 3s": the preflight was stopped for it
   std::unique_ptr<Pruner> pruner_;  // the main run's, when [prune] is on

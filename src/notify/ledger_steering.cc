@@ -1,6 +1,9 @@
 #include "notify/ledger_steering.h"
 
+#include <chrono>
 #include <ctime>
+#include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace ratchet {
@@ -32,12 +35,41 @@ std::string NoteGuidanceLine(const LedgerEvent& note) {
 
 std::string NoteDetail(const std::string& text) { return nlohmann::json{{"text", text}}.dump(); }
 std::string PauseDetail(const std::string& by) { return nlohmann::json{{"by", by}}.dump(); }
+std::string RerunDetail(int experiment_id) {
+  return nlohmann::json{{"experiment", experiment_id}, {"by", "ratchet rerun"}}.dump();
+}
+
+namespace {
+
+// The integer `key` of an event's detail, or 0.
+long long DetailNumber(const LedgerEvent& e, const char* key) {
+  nlohmann::json j = nlohmann::json::parse(e.detail_json, nullptr, false);
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return 0;
+  return j[key].get<long long>();
+}
+
+}  // namespace
+
+std::vector<RerunRequest> PendingReruns(const std::vector<LedgerEvent>& events) {
+  std::vector<RerunRequest> pending;
+  std::set<long long> taken;
+  for (const LedgerEvent& e : events)
+    if (e.kind == "rerun_taken") taken.insert(DetailNumber(e, "request"));
+  for (const LedgerEvent& e : events) {
+    if (e.kind != "rerun" || taken.count(e.seq)) continue;
+    const long long id = DetailNumber(e, "experiment");
+    if (id > 0 && id <= std::numeric_limits<int>::max())
+      pending.push_back(RerunRequest{e.seq, static_cast<int>(id)});
+  }
+  return pending;
+}
 
 bool LedgerSteering::Refresh(std::string* err) {
   std::vector<LedgerEvent> events;
   if (!ledger_->LoadEvents(seen_seq_, &events, err)) return false;
   for (const LedgerEvent& e : events) {
     seen_seq_ = std::max(seen_seq_, e.seq);
+    if (e.kind == "rerun" || e.kind == "rerun_taken") rerun_events_.push_back(e);
     if (e.kind != "note") continue;
     std::string line = NoteGuidanceLine(e);
     if (!line.empty()) notes_.push_back(line);
@@ -67,6 +99,28 @@ bool LedgerSteering::Paused(const std::function<void(const std::string&)>& note)
   if (!pause_.paused && told_paused_) note("resumed by the user");
   told_paused_ = pause_.paused;
   return pause_.paused;
+}
+
+bool LedgerSteering::TakeRerun(RerunRequest* request) {
+  std::string err;
+  if (!Refresh(&err)) {
+    last_error_ = err;
+    return false;
+  }
+  std::vector<RerunRequest> pending = PendingReruns(rerun_events_);
+  if (pending.empty()) return false;
+  LedgerEvent taken;
+  taken.at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  taken.kind = "rerun_taken";
+  taken.detail_json =
+      nlohmann::json{{"request", pending[0].seq}, {"experiment", pending[0].experiment_id}}.dump();
+  // Marked first: a crash now loses the request rather than serving it twice.
+  if (!ledger_->AddEvent(taken, &err)) {
+    last_error_ = err;
+    return false;
+  }
+  *request = pending[0];  // the next Refresh reads `taken` back
+  return true;
 }
 
 }  // namespace ratchet

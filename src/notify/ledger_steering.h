@@ -5,6 +5,9 @@
 //   kind "note"    detail {"text": "try a wider MLP"}
 //   kind "pause"   detail {"by": "ratchet pause"}
 //   kind "resume"  detail {"by": "ratchet resume"}
+//   kind "rerun"   detail {"experiment": 7, "by": "ratchet rerun"}
+//   kind "rerun_taken"  detail {"request": <seq of the rerun event>, "experiment": 7}
+//                  (written by `ratchet run` when it serves the request)
 #pragma once
 
 #include <functional>
@@ -32,6 +35,10 @@ std::string NoteGuidanceLine(const LedgerEvent& note);
 /// The detail_json of a note, a pause or a resume.
 std::string NoteDetail(const std::string& text);
 std::string PauseDetail(const std::string& by);
+std::string RerunDetail(int experiment_id);
+/// The requests among `events` (oldest first) that no "rerun_taken" event
+/// answers yet.
+std::vector<RerunRequest> PendingReruns(const std::vector<LedgerEvent>& events);
 
 class LedgerSteering : public Steering {
  public:
@@ -43,6 +50,7 @@ class LedgerSteering : public Steering {
 
   std::vector<std::string> Guidance() override;
   bool Paused(const std::function<void(const std::string&)>& note) override;
+  bool TakeRerun(RerunRequest* request) override;
 
  private:
   /// Reads the events added since the last call; false with *err on failure.
@@ -54,6 +62,7 @@ class LedgerSteering : public Steering {
   long long seen_seq_ = 0;
   std::vector<std::string> notes_;
   PauseState pause_;
+  std::vector<LedgerEvent> rerun_events_;  // "rerun" and "rerun_taken", in order
   std::string last_error_;  // reported once, not on every poll
 };
 
