@@ -381,7 +381,7 @@ bool ExperimentFlow::StartPreflight(std::string* err) {
                          FormatSeconds(t);
         engine_->deps_.steps->Cancel(run_step_);
       }
-      it = point.values.erase(it);  // the ledger's curves hold numbers only
+      it = point.values.erase(it);  // it stopped the preflight; the curve keeps numbers
     }
     if (!point.values.empty()) AppendPoint(&current_.curve, std::move(point));
   };

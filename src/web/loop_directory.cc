@@ -92,9 +92,18 @@ bool ProcessAlive(long long pid) {
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-bool LoopDirectory::LoadDetail(const Experiment& exp, ExperimentDetail* out, std::string* err) {
+bool LoopDirectory::LoadDetail(const Experiment& exp, const Experiment* reference,
+                               ExperimentDetail* out, std::string* err) {
   out->experiment = exp;
   if (!parts_.ledger->LoadRuns(exp.id, &out->runs, err)) return false;
+  if (reference) {
+    std::vector<RunRecord> runs;
+    if (!parts_.ledger->LoadRuns(reference->id, &runs, err)) return false;
+    if (const RunRecord* full = FirstFullRun(runs)) {
+      out->reference_id = reference->id;
+      out->reference_curve = full->curve;
+    }
+  }
   LoadDiff(exp, out);
   LoadLog(exp, out);
   return true;

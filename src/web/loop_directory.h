@@ -33,7 +33,8 @@ class LoopDirectory : public LoopSource {
   bool LoadLedger(LedgerView* out, std::string* err) override;
   std::string LiveStamp() override;
   LiveView LoadLive() override;
-  bool LoadDetail(const Experiment& exp, ExperimentDetail* out, std::string* err) override;
+  bool LoadDetail(const Experiment& exp, const Experiment* reference, ExperimentDetail* out,
+                  std::string* err) override;
 
   static constexpr size_t kDiffLimit = 256 << 10;
   static constexpr size_t kLogTail = 64 << 10;

@@ -71,6 +71,7 @@ LoopSettings ReadSettings(const std::string& dir, Ledger* ledger) {
     settings.max_experiments = config.max_experiments;
     settings.wall_s = config.wall_s;
     settings.max_cost_usd = config.max_cost_usd;
+    if (config.prune.enabled()) settings.curve_key = config.prune.value;
     return settings;
   }
   std::string value;

@@ -24,6 +24,9 @@ struct LoopSettings {
   std::optional<int> max_experiments;
   std::optional<double> wall_s;
   std::optional<double> max_cost_usd;
+  /// The progress value the detail's learning curve shows first: [prune]
+  /// value when the loop prunes, else "" (the page picks one).
+  std::string curve_key;
 };
 
 /// Everything in the ledger the page lists.
@@ -56,6 +59,11 @@ struct ExperimentDetail {
   std::string diff;        // unified diff parent..candidate
   std::string diff_error;  // why there is no diff (e.g. the commit is gone)
   bool diff_truncated = false;
+  /// The best it was proposed from (the keep whose commit is its parent)
+  /// and the learning curve of that one's first full run, drawn beside its
+  /// own; 0 and empty when there is none.
+  int reference_id = 0;
+  Curve reference_curve;
   std::string log;  // the tail of the main run log
   std::string log_error;
   bool log_truncated = false;
@@ -74,7 +82,9 @@ class LoopSource {
   virtual LiveView LoadLive() = 0;
   /// Runs, diff and log of `exp` (a row from LoadLedger). False with a
   /// message when its runs cannot be read.
-  virtual bool LoadDetail(const Experiment& exp, ExperimentDetail* out, std::string* err) = 0;
+  /// `reference`: the keep it was proposed from (see ExperimentDetail), or null.
+  virtual bool LoadDetail(const Experiment& exp, const Experiment* reference,
+                          ExperimentDetail* out, std::string* err) = 0;
 };
 
 }  // namespace ratchet

@@ -214,12 +214,17 @@ void DashboardServer::Route() {
              if (it == all.end() || it->id != id) {
                return SendError(res, 404, "no experiment " + std::to_string(id));
              }
+             // The keep it was proposed from: its curve is drawn beside this one's.
+             const Experiment* reference = nullptr;
+             for (auto k = all.begin(); k != it && !it->parent_commit.empty(); ++k)
+               if (k->status == Status::kKeep && k->candidate_commit == it->parent_commit)
+                 reference = &*k;
              ExperimentDetail detail;
              std::string err;
              bool ok;
              {
                std::lock_guard<std::mutex> lock(source_mu_);
-               ok = source_->LoadDetail(*it, &detail, &err);
+               ok = source_->LoadDetail(*it, reference, &detail, &err);
              }
              if (!ok) return SendError(res, 500, err);
              SendBody(res, DetailJson(detail), "application/json");

@@ -110,6 +110,12 @@ TEST_F(ServerTest, ServesThePageAndState) {
   EXPECT_EQ(d["experiment"]["id"], 2);
   EXPECT_NE(d["log"]["text"].get<std::string>().find("step 39"), std::string::npos);
   EXPECT_FALSE(d["diff"]["error"].is_null());  // no git in this loop: said so
+  ASSERT_EQ(d["runs"].size(), 1u);
+  const auto& curve = d["runs"][0]["curve"];
+  ASSERT_GE(curve.size(), 4u) << "the run's learning curve";
+  EXPECT_TRUE(curve[0]["v"].contains("loss"));
+  EXPECT_LT(curve[0]["t"].get<double>(), curve[1]["t"].get<double>());
+  EXPECT_TRUE(d["reference"].is_null()) << "no commits, so no keep it was proposed from";
   EXPECT_EQ(RawGet(port_, "/api/experiment/999").status, 404);
 }
 
@@ -231,6 +237,46 @@ TEST(LoopDirectoryTest, LogTailStaysInsideTheLoop) {
   fs::remove_all(dir);
 }
 
+TEST(LoopDirectoryTest, TheDetailCarriesTheCurveOfTheKeepItWasProposedFrom) {
+  fs::path dir = fs::temp_directory_path() / ("ratchet_curve_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / ".ratchet");
+  std::unique_ptr<SqliteLedger> writer;
+  std::string err;
+  ASSERT_TRUE(
+      SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
+      << err;
+  FixtureOptions options;
+  options.experiments = 12;
+  FixtureSummary summary;
+  ASSERT_TRUE(WriteLoopFixture(dir.string(), writer.get(), options, &summary, &err)) << err;
+  std::vector<Experiment> all;
+  ASSERT_TRUE(writer->LoadExperiments(&all, &err)) << err;
+  // The last experiment's parent is the latest keep before it.
+  const Experiment& last = all.back();
+  int parent_id = 0;
+  for (const Experiment& e : all)
+    if (e.id < last.id && e.status == Status::kKeep && e.candidate_commit == last.parent_commit)
+      parent_id = e.id;
+  ASSERT_GT(parent_id, 0);
+
+  std::unique_ptr<LoopDirectory> source;
+  ASSERT_TRUE(OpenLoopDirectory(dir.string(), &source, &err)) << err;
+  ServeOptions serve;
+  serve.port = 0;
+  DashboardServer server(serve, std::move(source));
+  ASSERT_TRUE(server.Start(&err)) << err;
+  RawResponse detail = RawGet(server.port(), "/api/experiment/" + std::to_string(last.id));
+  server.Stop();
+  ASSERT_EQ(detail.status, 200) << detail.body;
+  auto d = nlohmann::json::parse(detail.body);
+  ASSERT_TRUE(d["reference"].is_object()) << detail.body.substr(0, 400);
+  EXPECT_EQ(d["reference"]["id"], parent_id);
+  EXPECT_EQ(d["reference"]["curve"].size(), 10u);
+  EXPECT_FALSE(d["runs"][0]["curve"].empty());
+  fs::remove_all(dir);
+}
+
 TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
   fs::path dir = fs::temp_directory_path() / ("ratchet_diff_" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -258,13 +304,13 @@ TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
   ASSERT_TRUE(loop->LoadLedger(&view, &err)) << err;
   ASSERT_EQ(view.experiments.size(), 4u);
   ExperimentDetail detail;
-  ASSERT_TRUE(loop->LoadDetail(view.experiments[1], &detail, &err)) << err;
+  ASSERT_TRUE(loop->LoadDetail(view.experiments[1], nullptr, &detail, &err)) << err;
   EXPECT_TRUE(detail.diff_error.empty()) << detail.diff_error;
   EXPECT_NE(detail.diff.find("train.cfg"), std::string::npos) << detail.diff;
   EXPECT_NE(detail.diff.find("+lr = "), std::string::npos) << detail.diff;
 
   detail = ExperimentDetail();
-  ASSERT_TRUE(loop->LoadDetail(view.experiments[3], &detail, &err)) << err;
+  ASSERT_TRUE(loop->LoadDetail(view.experiments[3], nullptr, &detail, &err)) << err;
   EXPECT_TRUE(detail.diff.empty());
   EXPECT_NE(detail.diff_error.find("89abcdef01 is not in the repository"), std::string::npos)
       << detail.diff_error;

@@ -140,7 +140,8 @@ std::string StateJson(const LoopSettings& settings, const LedgerView& ledger, co
                {"max_experiments",
                 settings.max_experiments ? json(*settings.max_experiments) : json(nullptr)},
                {"wall_s", Optional(settings.wall_s)},
-               {"max_cost_usd", Optional(settings.max_cost_usd)}};
+               {"max_cost_usd", Optional(settings.max_cost_usd)},
+               {"curve_key", settings.curve_key}};
   json sessions = json::array();
   for (const Session& s : ledger.sessions) {
     sessions.push_back({s.id, s.started_at, s.ended_at, s.stop_reason});
@@ -170,11 +171,15 @@ std::string DetailJson(const ExperimentDetail& d) {
                     {"timed_out", r.timed_out},
                     {"wall_s", r.wall_s},
                     {"metric", r.metric ? json(*r.metric) : json(nullptr)},
-                    {"metrics", MetricsJson(r.metrics)}});
+                    {"metrics", MetricsJson(r.metrics)},
+                    {"curve", CurveJson(r.curve)}});
   }
   json exp = ExperimentJson(e);
   json out = {{"experiment", std::move(exp)},
               {"runs", std::move(runs)},
+              {"reference", d.reference_id == 0
+                                ? json(nullptr)
+                                : json{{"id", d.reference_id}, {"curve", CurveJson(d.reference_curve)}}},
               {"diff",
                {{"text", d.diff},
                 {"error", d.diff_error.empty() ? json(nullptr) : json(d.diff_error)},

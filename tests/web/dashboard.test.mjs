@@ -92,6 +92,13 @@ test('a click shows the diff, the metrics and the log', async () => {
   assert.match(diff, /\+lr = /);
   assert.match(await page.locator('#detail').textContent(), /val_bpb/);
   assert.match(await page.locator('#detail pre.log').textContent(), /val_bpb: /);
+  // Its learning curve beside the one of the keep it was proposed from.
+  assert.equal(await page.locator('#detail svg.curve polyline.curve-mine').count(), 1);
+  assert.equal(await page.locator('#detail svg.curve polyline.curve-ref').count(), 1);
+  const points = await page.locator('#detail svg.curve polyline.curve-mine').getAttribute('points');
+  assert.equal(points.trim().split(' ').length, 10, 'one vertex per recorded point');
+  assert.match(await page.locator('#detail svg.curve').textContent(), /loss/);
+  await page.locator('#detail').screenshot({ path: join(ARTIFACTS, 'detail.png') });
   await page.locator('#detail-close').click();
   await page.locator('#status-filter').selectOption('');
 });

@@ -514,6 +514,47 @@
     }).join('\n');
   }
 
+  // The first full run's learning curve (the preflight's when that is all
+  // it ran) beside the one of the keep it was proposed from, as an SVG.
+  function curveOf(runs) {
+    const full = (runs || []).find((r) => r.attempt === 1) || (runs || [])[0];
+    return full && full.curve && full.curve.length ? full.curve : null;
+  }
+
+  function curveKey(mine, theirs) {
+    const keys = new Set();
+    for (const p of mine.concat(theirs || [])) for (const k of Object.keys(p.v || {})) keys.add(k);
+    if (loop.curve_key && keys.has(loop.curve_key)) return loop.curve_key;
+    for (const k of ['loss', 'train_loss', 'val_loss']) if (keys.has(k)) return k;
+    return [...keys].filter((k) => k !== 'elapsed' && k !== 'step')[0] || [...keys][0] || '';
+  }
+
+  function curveSvg(id, mine, refId, theirs) {
+    const key = curveKey(mine, theirs);
+    const lines = [[mine, 'mine', '#' + id]];
+    if (theirs && theirs.length) lines.push([theirs, 'ref', '#' + refId]);
+    const pts = lines.map(([c]) => c.filter((p) => typeof (p.v || {})[key] === 'number')
+      .map((p) => [p.t, p.v[key]]));
+    const all = pts.flat();
+    if (!key || !all.length) return '';
+    const W = 360, H = 160, L = 48, R = 8, T = 8, B = 22;
+    const t1 = Math.max(loop.budget_s || 0, ...all.map((p) => p[0])) || 1;
+    let lo = Math.min(...all.map((p) => p[1])), hi = Math.max(...all.map((p) => p[1]));
+    if (hi === lo) { hi += 0.5; lo -= 0.5; }
+    const x = (t) => L + (t / t1) * (W - L - R);
+    const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
+    const paths = pts.map((p, i) => p.length ? `<polyline class="curve-${lines[i][1]}" fill="none" points="${
+      p.map(([t, v]) => x(t).toFixed(1) + ',' + y(v).toFixed(1)).join(' ')}"><title>${esc(lines[i][2])}</title></polyline>` : '');
+    const legend = lines.map(([, cls, name], i) =>
+      `<tspan class="curve-${cls}-label" dx="${i ? 12 : 0}">— ${esc(name)}</tspan>`).join('');
+    return `<svg class="curve" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(key)} over time">` +
+      `<line class="axis" x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}"/><line class="axis" x1="${L}" y1="${T}" x2="${L}" y2="${H - B}"/>` +
+      `<text x="${L - 4}" y="${T + 8}" text-anchor="end">${esc(fmtNum(hi))}</text>` +
+      `<text x="${L - 4}" y="${H - B}" text-anchor="end">${esc(fmtNum(lo))}</text>` +
+      `<text x="${W - R}" y="${H - 6}" text-anchor="end">${esc(fmtDur(t1))}</text>` +
+      `<text x="${L + 4}" y="${H - 6}">${esc(key)} ${legend}</text>` + paths.join('') + '</svg>';
+  }
+
   async function openDetail(id) {
     view.selected = id;
     const panel = $('detail');
@@ -544,9 +585,14 @@
     html.push('<h3>metrics</h3>');
     const metrics = Object.entries(e.metrics || {});
     html.push(metrics.length ? kv(metrics.map(([k, v]) => [k, fmtNum(v) + (k === loop.metric && e.metric_n > 1 ? ' \u00b1 ' + fmtNum(e.metric_stddev) + ' (n=' + e.metric_n + ')' : '')])) : '<p class="note">no metrics</p>');
-    if (d.runs && d.runs.length > 1) {
-      html.push('<h3>runs</h3>' + kv(d.runs.map((r) => ['#' + r.attempt + ' ' + r.purpose,
+    if (d.runs && (d.runs.length > 1 || (d.runs[0] && d.runs[0].attempt === 0))) {
+      html.push('<h3>runs</h3>' + kv(d.runs.map((r) => [r.attempt === 0 ? 'preflight' : '#' + r.attempt + ' ' + r.purpose,
         (r.metric === null ? 'no metric' : fmtNum(r.metric)) + ', ' + fmtDur(r.wall_s) + (r.timed_out ? ', timed out' : '')])));
+    }
+    const mine = curveOf(d.runs);
+    if (mine) {
+      html.push('<h3>learning curve</h3>');
+      html.push(curveSvg(e.id, mine, d.reference && d.reference.id, d.reference && d.reference.curve));
     }
     html.push('<h3>diff</h3>');
     html.push(d.diff.error ? `<p class="note diff-missing">${esc(d.diff.error)}</p>`
