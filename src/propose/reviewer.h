@@ -15,7 +15,7 @@
 //   {"decision": "approve" | "reject", "reason": "one line"}
 // It runs in the loop directory, which is read-only to it where a sandbox
 // works; either way, a reviewer that changes the candidate's files, .git or
-// .ratchet is caught (agent_guard.h) and the candidate rejected. Its files
+// .ratchet is caught (StateGuard, state_guard.h) and the candidate rejected. Its files
 // are in .ratchet/runs/<id>/: review-request.md, review.diff, review.log,
 // review.json. Tokens and cost it reports are added to the experiment.
 #pragma once
