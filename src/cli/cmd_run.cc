@@ -242,7 +242,12 @@ int Run(const RunOptions& options) {
 
   std::unique_ptr<OuterLoop> outer;
   if (config.outer.present()) {
-    OuterDeps outer_deps{&runner, &workspace, nullptr, config.seed};
+    OuterDeps outer_deps;
+    outer_deps.runner = &runner;
+    outer_deps.workspace = &workspace;
+    outer_deps.seed = config.seed;
+    outer_deps.sandbox = deps.sandbox_available;
+    outer_deps.user_home = deps.home;
     if (const SearchSpace* space = proposer->search_space()) {
       outer_deps.space = space;
       outer_deps.seed = proposer->search_seed();

@@ -103,6 +103,22 @@ std::vector<std::pair<std::string, std::string>> StepEnv(const LoopConfig& confi
   return env;
 }
 
+SandboxSpec FolderSandbox(const LoopConfig& config, const std::string& loop,
+                          const std::string& user_home, const std::string& dir, Mount::Kind kind) {
+  SandboxSpec s;
+  s.enabled = true;
+  for (const std::string& path : {user_home, loop})
+    if (!path.empty() && path != "/") s.mounts.push_back({"", path, Mount::Kind::kHidden, false});
+  s.mounts.push_back({dir, "", kind, false});
+  if (dir == loop)
+    for (const char* own : {"/.git", "/.ratchet"})
+      s.mounts.push_back({"", loop + own, Mount::Kind::kHidden, false});
+  SandboxPlan plan;
+  plan.home = user_home;
+  AddExtraMounts(config, plan, &s);
+  return s;
+}
+
 SandboxSpec ProposerSandbox(const LoopConfig& config, const ExperimentPaths& paths,
                             const SandboxPlan& plan) {
   SandboxSpec s;

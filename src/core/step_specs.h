@@ -81,6 +81,14 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
                  const StepRequest& step, const SandboxPlan& plan);
 
 /// The sandbox a proposer's processes get (ProposalRequest::sandbox).
+/// The view of an outer-loop process that works in one folder (the agent
+/// that writes a mechanism, the mechanism itself): the loop directory and
+/// the user's home hidden, then `dir` bound as `kind` (the loop's .git and
+/// .ratchet hidden again when `dir` is the loop directory), then [sandbox]
+/// readable and writable. No network; $HOME an empty tmpfs.
+SandboxSpec FolderSandbox(const LoopConfig& config, const std::string& loop,
+                          const std::string& user_home, const std::string& dir, Mount::Kind kind);
+
 SandboxSpec ProposerSandbox(const LoopConfig& config, const ExperimentPaths& paths,
                             const SandboxPlan& plan);
 

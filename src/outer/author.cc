@@ -122,7 +122,16 @@ bool WriteMechanismWithAgent(const AuthorConfig& author, const AuthorRequest& re
   run.timeout_s = author.command.timeout_s;
   run.log_path = dir + "/author.log";
   if (author.command.input == AgentCommand::Input::kStdin) run.stdin_data = prompt;
-  run.readonly_paths = {workspace->root() + "/.git"};
+  if (request.sandbox.enabled) {
+    // Its folder is all it sees of the loop (the prompt holds the rest), so
+    // it can change nothing else; the hashes below check that all the same.
+    run.sandbox = request.sandbox;
+    run.sandbox.network = author.network;
+    if (!workspace->MakeDirs(MechanismStore::Dir(name) + "/home", err)) return false;
+    run.sandbox.home = dir + "/home";
+  } else {
+    run.readonly_paths = {workspace->root() + "/.git"};
+  }
   const RunResult result = runner->Run(run);
   const std::string log = " (log: " + MechanismStore::Dir(name) + "/author.log)";
 

@@ -31,6 +31,10 @@ struct AuthorRequest {
   /// One line per mechanism so far: its state and effect.
   std::vector<std::string> mechanisms;
   double answer_timeout_s = 5;
+  /// Where the agent runs (its folder writable, nothing else of the loop
+  /// visible); the network per [outer.author] network. Not enabled: the
+  /// loop runs without the sandbox.
+  SandboxSpec sandbox;
 };
 
 /// The prompt the agent gets.

@@ -29,6 +29,7 @@ std::unique_ptr<ExternalMechanism> ExternalMechanism::Start(const ExternalSpec& 
   options.cwd = spec.cwd;
   options.stderr_path = spec.stderr_path;
   options.env = {{"RATCHET_MECHANISM", spec.name}};
+  options.sandbox = spec.sandbox;
   if (!m->process_.Start(options, err)) {
     *kind = "crash";
     return nullptr;

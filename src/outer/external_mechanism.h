@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/config.h"
-#include "outer/line_process.h"
+#include "exec/line_process.h"
 #include "outer/mechanism.h"
 #include "propose/search/space.h"
 
@@ -27,6 +27,9 @@ struct ExternalSpec {
   std::string cwd;          // "" = ratchet's
   std::string stderr_path;  // "" = discarded
   double timeout_s = 5;     // for each answer
+  /// Where it runs (OuterLoop fills it: its folder read-only, nothing else
+  /// of the loop, no network), unless the loop runs without the sandbox.
+  SandboxSpec sandbox;
 };
 
 class ExternalMechanism : public OuterMechanism {

@@ -135,6 +135,7 @@ bool ReadOuterConfig(ConfigSection& s, OuterConfig* out, std::string* err) {
     AuthorConfig author;
     ReadAgentCommand(a, kAuthorPlaceholders, 600, &author.command);
     ReadInt(a, "max", 0, &author.max);
+    if (auto v = a.Bool("network")) author.network = *v;
     out->author = author;
   }
   return s.Finish(err);

@@ -47,6 +47,7 @@ namespace ratchet {
 struct AuthorConfig {
   AgentCommand command;
   int max = 2;
+  bool network = true;  // in the sandbox, the agent may reach its model's API
 };
 
 struct OuterConfig {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/step_specs.h"
 #include "outer/author.h"
 #include "outer/mechanism_check.h"
 #include "outer/trace_stats.h"
@@ -17,6 +18,12 @@ const char* OuterStateName(OuterLoop::State state) {
     case OuterLoop::State::kRetired: return "retired";
   }
   return "?";
+}
+
+SandboxSpec OuterLoop::MechanismSandbox(const std::string& cwd) const {
+  if (!deps_.sandbox || cwd.empty() || !deps_.workspace) return SandboxSpec();
+  return FolderSandbox(config_, deps_.workspace->root(), deps_.user_home, cwd,
+                       Mount::Kind::kReadOnly);
 }
 
 OuterLoop::OuterLoop(const OuterConfig& outer, const LoopConfig& config, const OuterDeps& deps)
@@ -139,6 +146,7 @@ void OuterLoop::CheckAndStart(Managed* m, const std::vector<Experiment>& history
     if (m->spec.stderr_path.empty()) m->spec.stderr_path = store_.AbsDir(m->name) + "/stderr.log";
     deps_.workspace->MakeDirs(MechanismStore::Dir(m->name), &err);
   }
+  m->spec.sandbox = MechanismSandbox(m->spec.cwd);
   const CheckReport report = CheckMechanism(m->spec, config_, deps_.space, history);
   store_.Write(m->name, "check.json", CheckReportJson(report) + "\n", &err);
   auto refuse = [&](const std::string& kind, const std::string& why) {
@@ -335,6 +343,9 @@ void OuterLoop::Author(const LoopView& view, HookSet* hooks, EventSink*) {
   m.state = State::kRetired;
   ExternalSpec spec;
   std::string err;
+  if (deps_.sandbox)
+    request.sandbox = FolderSandbox(config_, deps_.workspace->root(), deps_.user_home,
+                                    store_.AbsDir(name), Mount::Kind::kWritable);
   if (!WriteMechanismWithAgent(*outer_.author, request, deps_.runner, deps_.workspace, &store_,
                                &spec, &err)) {
     m.reason = err;

@@ -32,6 +32,10 @@ struct OuterDeps {
   Workspace* workspace = nullptr;      // .ratchet/mechanisms; null: nothing kept
   const SearchSpace* space = nullptr;  // null: the proposer is not the search
   uint64_t seed = 0;
+  /// Whether untrusted steps run in the sandbox (the engine's plan): then
+  /// the author agent and every external mechanism do too.
+  bool sandbox = false;
+  std::string user_home;  // hidden from them, like the loop directory
 };
 
 class OuterLoop : public OuterController {
@@ -86,6 +90,9 @@ class OuterLoop : public OuterController {
   void Flush(int experiment_id, EventSink* events);
   void Save(const Managed& m, const std::vector<Experiment>* history);
   std::shared_ptr<OuterMechanism> MakeBuiltin(const std::string& name, std::string* err) const;
+  /// The view of an external mechanism that runs in `cwd` (FolderSandbox:
+  /// that folder read-only), or none when the loop runs without the sandbox.
+  SandboxSpec MechanismSandbox(const std::string& cwd) const;
 
   OuterConfig outer_;
   LoopConfig config_;

@@ -42,6 +42,8 @@ pool = []
 command = ["sh", "$MECHS/author_standin.sh"]
 timeout = "30s"
 max = 2
+[sandbox]
+readable = ["$MECHS"]    # the stand-in agent (an installed CLI is in a system folder)
 TOML
   echo "X=0.2" >"$1/params.env"
   # Flat (1) up to X = 0.9, then better the higher X is.
@@ -69,6 +71,7 @@ expect_eq "$(ev "$L" agent-1 on)" "4" "mechanism switched on"
 D=$L/.ratchet/mechanisms/agent-1
 [ -x "$D/mechanism" ] || fail "the mechanism is not kept in $D"
 expect_contains "$(cat "$D/prompt-seen.md")" '{"type":"before_propose"' "the agent got the protocol"
+expect_eq "$(cat "$D/probe.txt")" "loop hidden" "the agent ran in the sandbox: its folder and no more"
 expect_contains "$(cat "$D/check.json")" '"ok": true' "check recorded"
 expect_contains "$(cat "$D/check.json")" '"synthetic": false' "checked on the recorded trace"
 # Called at every experiment from #5 on: the counts prove it ...

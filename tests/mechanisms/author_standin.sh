@@ -8,7 +8,11 @@
 #            the toy's plateau)
 #   crash    a mechanism that answers its hello, then exits
 #   nothing  write no mechanism at all
+# It also writes ./probe.txt: whether it can see the loop's ratchet.toml.
 cat >prompt-seen.md
+# What it can see of the loop it works for (its folder is
+# <loop>/.ratchet/mechanisms/<name>): in the sandbox, nothing.
+if [ -e ../../../ratchet.toml ]; then echo "loop visible" >probe.txt; else echo "loop hidden" >probe.txt; fi
 case "${AUTHOR_MODE:-good}" in
   good)
     cat >mechanism <<'MECH'

@@ -2,7 +2,10 @@
 // and stdout (the external-mechanism protocol). It runs in its own process
 // group (a Ctrl-C at the terminal does not reach it; stopping it stops its
 // children too), stderr goes to a file, and every answer has a deadline: a
-// process that does not answer in time is killed, never waited for.
+// process that does not answer in time is killed, never waited for. With
+// Options::sandbox it runs in the sandbox of every untrusted step (a
+// mechanism an agent wrote is untrusted code): bwrap's namespaces, no
+// credentials in its environment, and the pid namespace dies with it.
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/runner.h"
 
 namespace ratchet {
 
@@ -21,6 +26,10 @@ class LineProcess {
     std::vector<std::pair<std::string, std::string>> env;  // added to ours
     std::string stderr_path;        // appended to; "" = /dev/null
     size_t max_line_bytes = 1 << 20;
+    /// When enabled: run inside bwrap with this view; cwd is then the
+    /// folder inside, and argv[0] must be found there.
+    SandboxSpec sandbox;
+    std::string bwrap = "bwrap";
   };
   enum class Outcome {
     kAnswered,  // *answer holds one line (no newline)

@@ -1,4 +1,4 @@
-#include "outer/line_process.h"
+#include "exec/line_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "exec/sandbox.h"
+#include "exec/sandbox_probe.h"
 #include "exec/spawn_args.h"
 
 extern char** environ;
@@ -57,10 +59,28 @@ bool LineProcess::Start(const Options& options, std::string* err) {
   max_line_bytes_ = options.max_line_bytes;
   buffer_.clear();
   exit_description_ = "still running";
-  std::vector<std::string> env = MergeEnvironment(environ, options.env);
+  // A sandboxed mechanism is untrusted code: none of the user's credentials.
+  std::vector<std::string> env = MergeEnvironment(environ, options.env, options.sandbox.enabled);
   std::string path_env, program;
   FindEnv(env, "PATH", &path_env);
-  if (!FindProgram(options.argv[0], path_env, options.cwd, &program, err)) return false;
+  std::vector<std::string> argv = options.argv;
+  std::string cwd = options.cwd;
+  if (options.sandbox.enabled) {
+    const SandboxProbe& probe = ProbeSandbox(options.bwrap);
+    if (!probe.works) {
+      *err = "the sandbox does not work here: " + probe.why;
+      return false;
+    }
+    auto to_host = [&](const std::string& inside) {
+      return SandboxHostPath(probe.host, options.sandbox, inside);
+    };
+    if (!FindProgram(options.argv[0], path_env, options.cwd, &program, err, to_host)) return false;
+    argv = SandboxArgv(probe.host, options.sandbox, options.cwd, -1, options.argv);
+    program = probe.host.bwrap;
+    cwd.clear();  // bwrap changes into options.cwd inside
+  } else if (!FindProgram(options.argv[0], path_env, options.cwd, &program, err)) {
+    return false;
+  }
 
   // Its stdin is a socket, so a write to a mechanism that has gone fails
   // with EPIPE (MSG_NOSIGNAL) instead of raising SIGPIPE in ratchet.
@@ -80,7 +100,7 @@ bool LineProcess::Start(const Options& options, std::string* err) {
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   const std::string errpath = options.stderr_path.empty() ? "/dev/null" : options.stderr_path;
   posix_spawn_file_actions_addopen(&fa, 2, errpath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, options.cwd.c_str());
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group; default signal handling and an empty mask, since
@@ -94,9 +114,9 @@ bool LineProcess::Start(const Options& options, std::string* err) {
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  CStringArray argv(options.argv), envp(env);
+  CStringArray args(argv), envp(env);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, program.c_str(), &fa, &attr, argv.get(), envp.get());
+  const int rc = posix_spawn(&pid, program.c_str(), &fa, &attr, args.get(), envp.get());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   close(in[0]);

@@ -1,10 +1,15 @@
-#include "outer/line_process.h"
+#include "exec/line_process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
+
+#include "exec/sandbox_probe.h"
 
 namespace ratchet {
 namespace {
@@ -83,6 +88,46 @@ TEST(LineProcess, AProgramThatDoesNotExist) {
   std::string err;
   EXPECT_FALSE(p.Start(o, &err));
   EXPECT_NE(err.find("no-such-mechanism-program"), std::string::npos) << err;
+}
+
+// A mechanism an agent wrote runs in the sandbox: it sees its own folder
+// (read-only) and the system, not the loop's files, not ratchet's
+// processes, not the user's credentials; stopping it ends its namespace.
+TEST(LineProcess, InTheSandboxItSeesOnlyItsFolder) {
+  if (!ProbeSandbox("bwrap").works) GTEST_SKIP() << "no working bwrap: " << ProbeSandbox("bwrap").why;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ratchet_mech_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "mech");
+  std::ofstream(dir / "secret.txt") << "loop data";
+  std::ofstream(dir / "mech" / "mechanism") << R"SH(#!/bin/sh
+while IFS= read -r l; do
+  if [ -e "$1/secret.txt" ]; then s=seen; else s=hidden; fi
+  if touch "$1/mech/x" 2>/dev/null; then w=wrote; else w=readonly; fi
+  if kill -0 "$2" 2>/dev/null; then p=reached; else p=unreached; fi
+  echo "$s $w $p key=${RATCHET_TEST_API_KEY:-none} uid=$(id -u)"
+done
+)SH";
+  fs::permissions(dir / "mech" / "mechanism", fs::perms::owner_all);
+  ::setenv("RATCHET_TEST_API_KEY", "sk-123", 1);
+  LineProcess p;
+  LineProcess::Options o;
+  o.argv = {(dir / "mech" / "mechanism").string(), dir.string(), std::to_string(getpid())};
+  o.cwd = (dir / "mech").string();
+  o.sandbox.enabled = true;
+  o.sandbox.mounts.push_back({(dir / "mech").string(), "", Mount::Kind::kReadOnly, false});
+  std::string err, answer;
+  ASSERT_TRUE(p.Start(o, &err)) << err;
+  ::unsetenv("RATCHET_TEST_API_KEY");
+  ASSERT_EQ(p.Exchange("hello", 10, &answer), LineProcess::Outcome::kAnswered) << answer;
+  EXPECT_EQ(answer.rfind("hidden readonly unreached key=none uid=", 0), 0u) << answer;
+  if (::geteuid() == 0) {
+    EXPECT_EQ(answer, "hidden readonly unreached key=none uid=65534") << "root is nobody inside";
+  }
+  p.Stop(1);
+  EXPECT_FALSE(p.running());
+  EXPECT_FALSE(fs::exists(dir / "mech" / "x"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
