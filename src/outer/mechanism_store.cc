@@ -50,11 +50,31 @@ bool MechanismStore::Exists(const std::string& name, const std::string& file) {
   return workspace_ && workspace_->Exists(Dir(name) + "/" + file);
 }
 
-nlohmann::json MechanismStore::Manifest(const std::string& name) {
+MechanismManifest MechanismStore::Manifest(const std::string& name) {
+  MechanismManifest m;
   std::string text;
-  if (!Read(name, "manifest.json", &text)) return nlohmann::json::object();
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  return j.is_object() ? j : nlohmann::json::object();
+  if (!Read(name, "manifest.json", &text)) return m;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return m;
+  auto text_of = [&](const char* key, std::string* out) {
+    auto it = j.find(key);
+    if (it != j.end() && it->is_string()) *out = it->get<std::string>();
+  };
+  text_of("origin", &m.origin);
+  text_of("state", &m.state);
+  text_of("reason", &m.reason);
+  if (auto it = j.find("trials"); it != j.end() && it->is_number_integer())
+    m.trials = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1000000));
+  if (auto it = j.find("command"); it != j.end() && it->is_array()) {
+    for (const auto& word : *it) {
+      if (!word.is_string()) {
+        m.command.clear();
+        break;
+      }
+      m.command.push_back(word.get<std::string>());
+    }
+  }
+  return m;
 }
 
 }  // namespace ratchet

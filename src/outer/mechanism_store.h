@@ -16,6 +16,17 @@
 
 namespace ratchet {
 
+/// What ratchet reads back from a manifest.json. The folder is one a coding
+/// agent wrote in, so the file is read as untrusted input: a missing,
+/// damaged or wrongly typed field is left at its default, never thrown.
+struct MechanismManifest {
+  std::string origin;  // "builtin", "config", "agent"
+  std::string state;   // "on", "off", "retired"
+  std::string reason;
+  int trials = 0;
+  std::vector<std::string> command;  // empty unless every element is a string
+};
+
 class MechanismStore {
  public:
   explicit MechanismStore(Workspace* workspace) : workspace_(workspace) {}
@@ -31,8 +42,8 @@ class MechanismStore {
   /// False when the file is not there or cannot be read.
   bool Read(const std::string& name, const std::string& file, std::string* content);
   bool Exists(const std::string& name, const std::string& file);
-  /// The manifest as JSON (an empty object when missing or damaged).
-  nlohmann::json Manifest(const std::string& name);
+  /// The manifest (defaults when missing or damaged).
+  MechanismManifest Manifest(const std::string& name);
 
   /// The names in the index, oldest first.
   std::vector<std::string> Names();

@@ -185,9 +185,9 @@ bool OuterLoop::Install(HookSet* hooks, const std::vector<Experiment>& history,
     m.mechanism = MakeBuiltin(name, err);
     if (!m.mechanism) return false;
     // A built-in switched off or retired in an earlier session stays so.
-    const json saved = store_.Manifest(name);
-    const std::string state = saved.value("state", "");
-    m.trials = saved.value("trials", 0);
+    const MechanismManifest saved = store_.Manifest(name);
+    const std::string& state = saved.state;
+    m.trials = saved.trials;
     const bool start_on =
         std::find(outer_.mechanisms.begin(), outer_.mechanisms.end(), name) !=
         outer_.mechanisms.end();
@@ -195,7 +195,7 @@ bool OuterLoop::Install(HookSet* hooks, const std::vector<Experiment>& history,
     Managed& added = managed_.back();
     if (state == "retired" || state == "off") {
       added.state = state == "retired" ? State::kRetired : State::kOff;
-      added.reason = saved.value("reason", "");
+      added.reason = saved.reason;
     } else if (start_on) {
       --added.trials;  // being on at the start is not a trial
       SwitchOn(&added, hooks, n, "on at the start ([outer] mechanisms)");
@@ -213,22 +213,21 @@ bool OuterLoop::Install(HookSet* hooks, const std::vector<Experiment>& history,
   }
   // Mechanisms an agent wrote in earlier sessions.
   for (const std::string& name : store_.Names()) {
-    const json saved = store_.Manifest(name);
-    if (saved.value("origin", "") != "agent") continue;
+    const MechanismManifest saved = store_.Manifest(name);
+    if (saved.origin != "agent") continue;
     ++authored_;
     Managed m;
     m.name = name;
     m.origin = "agent";
     m.state = State::kRetired;
-    m.reason = saved.value("reason", "");
-    m.trials = saved.value("trials", 0);
-    if (saved.contains("command") && saved["command"].is_array())
-      for (const auto& a : saved["command"]) m.spec.command.push_back(a.get<std::string>());
+    m.reason = saved.reason;
+    m.trials = saved.trials;
+    m.spec.command = saved.command;
     m.spec.name = name;
     m.spec.cwd = store_.AbsDir(name);
     m.spec.timeout_s = outer_.answer_timeout_s;
     managed_.push_back(m);
-    if (saved.value("state", "") == "on" && !m.spec.command.empty())
+    if (saved.state == "on" && !m.spec.command.empty())
       CheckAndStart(&managed_.back(), history, hooks, n);
   }
   return true;
