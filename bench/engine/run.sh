@@ -4,7 +4,10 @@
 # writes), median over N experiments, beside Optuna's per-trial overhead
 # with SQLite storage on a no-op objective. The two take turns ROUNDS times
 # so that both see the same machine; every round is printed, then the
-# medians of the rounds.
+# medians of the rounds. Each round runs ratchet twice: as it runs by
+# default, every proposer and run step in the sandbox (bwrap), and as a
+# loop without it ([sandbox] required = false, bwrap out of PATH), so the
+# sandbox's cost is measured side by side.
 #   bench/engine/run.sh [N] [ROUNDS]    defaults: 200 experiments, 3 rounds
 # Needs build/ratchet (or RATCHET=path), sqlite3 and Debian's python3-optuna
 # (scripts/install-deps bench-engine); Optuna runs under /usr/bin/python3.
@@ -17,11 +20,11 @@ ratchet=${RATCHET:-$root/build/ratchet}
 work=$(mktemp -d /tmp/ratchet-bench-engine.XXXXXX)
 trap '[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT
 
-# make_loop DIR: a loop whose proposer writes the experiment number into
-# x.txt and whose workload prints a pseudo-random score of it, so the loop
-# both keeps and reverts.
+# make_loop DIR [EXTRA]: a loop whose proposer writes the experiment number
+# into x.txt and whose workload prints a pseudo-random score of it, so the
+# loop both keeps and reverts. EXTRA is added to ratchet.toml.
 make_loop() {
-  local loop=$1
+  local loop=$1 extra=${2:-}
   mkdir -p "$loop"
   cat >"$loop/ratchet.toml" <<TOML
 [edit]
@@ -40,6 +43,7 @@ max_experiments = $((n + 1))
 kind = "script"
 [propose.script]
 command = "sh propose.sh"
+$extra
 TOML
   cat >"$loop/run.sh" <<'SH'
 echo "---"
@@ -54,12 +58,31 @@ SH
     git -c user.name=bench -c user.email=bench@localhost commit -qm bench)
 }
 
-# ratchet_round DIR: "cycle own keeps" in seconds. Cycle: from the end of
-# one experiment to the end of the next. Own share: the cycle minus the
-# proposer's and the workload's process wall time.
+# A PATH with every program of ours but bwrap, for the loop without the sandbox.
+nobwrap=$work/bin
+mkdir -p "$nobwrap"
+IFS=: read -r -a path_dirs <<<"$PATH"
+for d in "${path_dirs[@]}"; do
+  for f in "$d"/*; do
+    name=${f##*/}
+    [ "$name" != bwrap ] && [ -x "$f" ] && [ ! -e "$nobwrap/$name" ] && ln -s "$f" "$nobwrap/$name"
+  done
+done 2>/dev/null || true
+
+# ratchet_round DIR [plain]: "cycle own keeps" in seconds. Cycle: from the
+# end of one experiment to the end of the next. Own share: the cycle minus
+# the proposer's and the workload's process wall time. "plain": without the
+# sandbox (checked: the ledger says so).
 ratchet_round() {
-  make_loop "$1"
-  "$ratchet" run "$1" >"$1.log"
+  if [ "${2:-}" = plain ]; then
+    make_loop "$1" $'[sandbox]\nrequired = false'
+    PATH=$nobwrap "$ratchet" run "$1" >"$1.log" || [ $? = 3 ]  # 3: stopped by max_experiments
+    sqlite3 -readonly "$1/.ratchet/ledger.db" "SELECT warnings FROM experiments WHERE id = 2" |
+      grep -q "ran without the sandbox" || { echo "the plain loop ran in the sandbox" >&2; exit 1; }
+  else
+    make_loop "$1"
+    "$ratchet" run "$1" >"$1.log" || [ $? = 3 ]
+  fi
   sqlite3 -readonly -batch -noheader "$1/.ratchet/ledger.db" "
     WITH c AS (
       SELECT e.finished_at - p.finished_at AS cycle,
@@ -71,13 +94,15 @@ ratchet_round() {
 }
 
 echo "$n experiments per round, $rounds rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %10s %10s %6s %11s %10s %10s\n' round cycle_ms own_ms kept optuna_ms own/opt cycle/opt
+printf '%-6s %10s %10s %6s %11s %10s %10s %13s %11s %12s\n' round cycle_ms own_ms kept optuna_ms own/opt \
+  cycle/opt plain_cycle_ms plain_own_ms cycle/plain
 for r in $(seq 1 "$rounds"); do
   read -r cycle own keeps < <(ratchet_round "$work/loop$r")
+  read -r pcycle pown _ < <(ratchet_round "$work/plain$r" plain)
   optuna=$(/usr/bin/python3 "$root/bench/engine/optuna_trial.py" "$n" "$work/optuna$r.db")
-  awk -v r="$r" -v c="$cycle" -v o="$own" -v k="$keeps" -v t="$optuna" 'BEGIN {
-    printf "%-6s %10.2f %10.2f %6d %11.2f %10.2f %10.2f\n", r, c*1000, o*1000, k, t*1000, o/t, c/t }' |
+  awk -v r="$r" -v c="$cycle" -v o="$own" -v k="$keeps" -v t="$optuna" -v pc="$pcycle" -v po="$pown" 'BEGIN {
+    printf "%-6s %10.2f %10.2f %6d %11.2f %10.2f %10.2f %13.2f %11.2f %12.2f\n", r, c*1000, o*1000, k, t*1000, o/t, c/t, pc*1000, po*1000, c/pc }' |
     tee -a "$work/rows"
 done
 sort -k6 -n "$work/rows" | awk -v m=$(((rounds + 1) / 2)) 'NR == m {
-  printf "median round by own/optuna: own share %.2f ms, whole cycle %.2f ms, optuna trial %.2f ms; own/optuna %.2f, cycle/optuna %.2f\n", $3, $2, $5, $6, $7 }'
+  printf "median round by own/optuna: own share %.2f ms, whole cycle %.2f ms, optuna trial %.2f ms; own/optuna %.2f, cycle/optuna %.2f; without the sandbox: cycle %.2f ms, own share %.2f ms, sandboxed/plain cycle %.2f\n", $3, $2, $5, $6, $7, $8, $9, $10 }'
