@@ -2,7 +2,8 @@
 # Crash safety: `ratchet run` is killed with SIGKILL at 20 random moments and
 # resumed each time. Afterwards the ledger's ids are contiguous and unique,
 # every experiment has exactly one terminal status, the branch tip is the
-# best kept commit, and the working tree is clean.
+# best kept commit, and the working tree is clean. CRASH_WORKERS=N runs the
+# loop with N experiments in flight (crash_safety_workers.sh: 4).
 source "$(dirname "$0")/lib.sh"
 
 L=$WORK/loop
@@ -27,6 +28,9 @@ kind = "script"
 [propose.script]
 command = "sh propose.sh"
 TOML
+workers=${CRASH_WORKERS:-1}
+sed -i "s/^timeout = \"10s\"\$/&\nworkers = $workers/" "$L/ratchet.toml"
+grep -q "^workers = $workers\$" "$L/ratchet.toml" || fail "workers not set"
 echo 50 >"$L/x.txt"
 # Runs take 0 to 0.3 s, so kills land in every phase.
 cat >"$L/run.sh" <<'SH'
@@ -71,6 +75,10 @@ expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE status = '' OR pha
 expect_eq "$(sql "$L" "SELECT count(*) FROM (SELECT experiment_id FROM runs GROUP BY experiment_id HAVING count(*) > 1)")" "0" "no experiment ran twice"
 interrupted=$(sql "$L" "SELECT count(*) FROM experiments WHERE status = 'interrupted'")
 [ "$interrupted" -ge 1 ] || fail "no kill landed inside an experiment"
+if [ "$workers" -gt 1 ]; then
+  used=$(sql "$L" "SELECT count(DISTINCT worker) FROM experiments")
+  [ "$used" -ge 2 ] || fail "only $used worker slot used with workers = $workers"
+fi
 # The tip is the best kept commit, and the kept metrics only improve.
 best=$(sql "$L" "SELECT candidate_commit FROM experiments WHERE status='keep' ORDER BY id DESC LIMIT 1")
 expect_eq "$(git -C "$L" rev-parse ratchet/main)" "$best" "branch tip is the best kept commit"
@@ -96,5 +104,5 @@ expect_eq "$(sql "$L" "SELECT count(*) FROM experiments WHERE phase = 'done'")" 
 expect_eq "$(git -C "$L" rev-parse ratchet/main)" \
   "$(sql "$L" "SELECT candidate_commit FROM experiments WHERE status='keep' ORDER BY id DESC LIMIT 1")" "tip after the locks"
 expect_eq "$(git -C "$L" status --porcelain)" "" "worktree clean after the locks"
-echo "kills: 20, interrupted experiments: $interrupted"
+echo "kills: 20, workers: $workers, interrupted experiments: $interrupted"
 finish
