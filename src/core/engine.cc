@@ -515,6 +515,11 @@ ProposalRequest Engine::MakeRequest(ExperimentFlow* flow) {
 }
 
 bool Engine::ServeProposals(std::string* err) {
+  // Proposals made on this thread in this pass, not yet handed to their
+  // flows: the later requests of the pass see them in flight (with their
+  // parameters), so several workers starting at once get different points.
+  std::vector<ProposalPool::Done> done_now;
+  std::vector<Experiment> proposed_now;
   for (auto& [id, flow] : flows_) {
     if (!flow->wants_proposal()) continue;
     ProposalRequest request = MakeRequest(flow.get());
@@ -527,13 +532,26 @@ bool Engine::ServeProposals(std::string* err) {
     if (deps_.steering)
       for (std::string& line : deps_.steering->Guidance()) request.guidance.push_back(line);
     std::vector<Experiment> in_flight;
-    for (const auto& [other_id, other] : flows_)
-      if (other_id != id) in_flight.push_back(other->exp());
+    for (const auto& [other_id, other] : flows_) {
+      if (other_id == id) continue;
+      auto made = std::find_if(proposed_now.begin(), proposed_now.end(),
+                               [&](const Experiment& e) { return e.id == other_id; });
+      in_flight.push_back(made != proposed_now.end() ? *made : other->exp());
+    }
     flow->proposal_started();
     const bool threaded = deps_.proposer->concurrent() && config_.workers > 1;
     proposals_->Start(id, request, history_, in_flight, threaded);
+    if (threaded) continue;
+    for (ProposalPool::Done& done : proposals_->TakeFinished()) {
+      Experiment pending = flows_.at(done.experiment_id)->exp();
+      pending.description = done.proposal.description;
+      pending.params_json = done.proposal.params_json;
+      proposed_now.push_back(std::move(pending));
+      done_now.push_back(std::move(done));
+    }
   }
-  for (ProposalPool::Done& done : proposals_->TakeFinished()) {
+  for (ProposalPool::Done& done : proposals_->TakeFinished()) done_now.push_back(std::move(done));
+  for (ProposalPool::Done& done : done_now) {
     auto it = flows_.find(done.experiment_id);
     if (it == flows_.end()) continue;
     ExperimentFlow* flow = it->second.get();

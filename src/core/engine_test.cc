@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <deque>
+#include <set>
 
 #include "core/steering.h"
 #include "core/testing/fakes.h"
@@ -1054,6 +1055,27 @@ TEST_F(EngineTest, APreflightThatPrintsNoProgressFails) {
   EXPECT_EQ(StatusOf(2), Status::kCrash);
   EXPECT_NE(Exp(2).reason.find("preflight: printed no progress line"), std::string::npos)
       << Exp(2).reason;
+}
+
+TEST_F(EngineTest, WorkersStartingAtOnceSeeEachOthersProposalsInFlight) {
+  // Each proposal names its experiment in params; each request records the
+  // params it was told are in flight.
+  std::map<int, std::set<std::string>> seen;
+  proposer.edit = [&](const ProposalRequest& request) {
+    for (const Experiment& e : *request.in_flight) seen[request.experiment_id].insert(e.params_json);
+    Proposal p;
+    p.outcome = Proposal::Outcome::kCandidate;
+    repo.copies[request.worktree]["x.txt"] = std::to_string(10 + request.experiment_id);
+    p.description = "x=" + std::to_string(10 + request.experiment_id);
+    p.params_json = "{\"x\":" + std::to_string(request.experiment_id) + "}";
+    return p;
+  };
+  RunLoop("workers = 4\n[stop]\nmax_experiments = 5\n");
+  ASSERT_EQ(ledger.experiments.size(), 5u);
+  // #2 to #5 start together after the baseline: each later one is told the
+  // points of those proposed before it in the same pass.
+  EXPECT_EQ(seen[3].count("{\"x\":2}"), 1u);
+  EXPECT_EQ(seen[5], (std::set<std::string>{"{\"x\":2}", "{\"x\":3}", "{\"x\":4}"}));
 }
 
 TEST_F(EngineTest, MechanismsAreCalledCountedAndRecorded) {
