@@ -532,11 +532,12 @@ bool Engine::ServeProposals(std::string* err) {
     if (deps_.steering)
       for (std::string& line : deps_.steering->Guidance()) request.guidance.push_back(line);
     std::vector<Experiment> in_flight;
-    for (const auto& [other_id, other] : flows_) {
+    for (const auto& entry : flows_) {
+      const int other_id = entry.first;  // a named copy: clang 14 cannot capture a binding
       if (other_id == id) continue;
       auto made = std::find_if(proposed_now.begin(), proposed_now.end(),
                                [&](const Experiment& e) { return e.id == other_id; });
-      in_flight.push_back(made != proposed_now.end() ? *made : other->exp());
+      in_flight.push_back(made != proposed_now.end() ? *made : entry.second->exp());
     }
     flow->proposal_started();
     const bool threaded = deps_.proposer->concurrent() && config_.workers > 1;
