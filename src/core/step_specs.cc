@@ -32,14 +32,14 @@ void AddExtraMounts(const LoopConfig& config, const SandboxPlan& plan, SandboxSp
 // shows through a system folder the sandbox binds whole (a loop under /opt
 // or /usr/local, a home under /opt): its data, .git, the ledger and the
 // ledger's key stay out of sight. What is bound after this shows on top.
-void HideHost(const ExperimentPaths& paths, const std::string& home, SandboxSpec* s) {
-  for (const std::string& path : {home, paths.loop})
+void HideHost(const std::string& loop, const std::string& home, SandboxSpec* s) {
+  for (const std::string& path : {home, loop})
     if (!path.empty() && path != "/") s->mounts.push_back({"", path, Mount::Kind::kHidden, false});
 }
 
 void AddCopy(const ExperimentPaths& paths, const SandboxPlan& plan, Mount::Kind kind,
              SandboxSpec* s) {
-  HideHost(paths, plan.home, s);
+  HideHost(paths.loop, plan.home, s);
   s->mounts.push_back({paths.copy, "", kind, false});
   if (kind != Mount::Kind::kWritable) return;
   for (const std::string& rel : plan.protected_paths)
@@ -107,8 +107,7 @@ SandboxSpec FolderSandbox(const LoopConfig& config, const std::string& loop,
                           const std::string& user_home, const std::string& dir, Mount::Kind kind) {
   SandboxSpec s;
   s.enabled = true;
-  for (const std::string& path : {user_home, loop})
-    if (!path.empty() && path != "/") s.mounts.push_back({"", path, Mount::Kind::kHidden, false});
+  HideHost(loop, user_home, &s);
   s.mounts.push_back({dir, "", kind, false});
   if (dir == loop)
     for (const char* own : {"/.git", "/.ratchet"})
