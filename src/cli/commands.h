@@ -22,6 +22,7 @@ void AddRerunCommand(CLI::App& app);
 void AddScheduleCommand(CLI::App& app);
 void AddFinalizeCommand(CLI::App& app);
 void AddAuditCommand(CLI::App& app);
+void AddExecStepCommand(CLI::App& app);  // hidden: a Slurm job's step
 
 /// The exit code a subcommand's callback sets (CLI11 callbacks return void).
 int& ExitCode();

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   ratchet::AddScheduleCommand(app);
   ratchet::AddFinalizeCommand(app);
   ratchet::AddAuditCommand(app);
+  ratchet::AddExecStepCommand(app);
   CLI11_PARSE(app, argc, argv);
   return ratchet::ExitCode();
 }
