@@ -16,6 +16,7 @@
 #include "core/accept.h"
 #include "core/engine.h"
 #include "exec/local_runner.h"
+#include "exec/slurm_runner.h"
 #include "exec/system_clock.h"
 #include "exec/step_runner.h"
 #include "notify/ledger_steering.h"
@@ -172,7 +173,12 @@ int Run(const RunOptions& options) {
   std::unique_ptr<GitRepo> repo;
   if (!GitRepo::Open(paths.dir, &repo, &err)) return ConfigFail(err);
   LocalProcessRunner runner;
-  LocalStepRunner steps;  // every step of every experiment, in flight at once
+  // Every step of every experiment, in flight at once: here, or build, gates
+  // and runs as Slurm jobs ([executor] kind = "slurm", from when the lock is held).
+  std::unique_ptr<StepRunner> steps = std::make_unique<LocalStepRunner>();
+  if (config.executor.slurm() && !SlurmStepRunner::ClusterReachable(&err))
+    return ConfigFail(config.file + ": [executor] kind = \"slurm\", but the cluster does not "
+                      "answer: " + err);
   FsWorkspace workspace(paths.dir);
   ProposerDeps proposer_deps{&runner, &workspace, SystemClock()};
   std::unique_ptr<Proposer> proposer =
@@ -198,7 +204,7 @@ int Run(const RunOptions& options) {
 
   EngineDeps deps;
   deps.clock = SystemClock();
-  deps.steps = &steps;
+  deps.steps = steps.get();
   deps.repo = repo.get();
   deps.workspace = &workspace;
   deps.proposer = proposer.get();
@@ -228,6 +234,14 @@ int Run(const RunOptions& options) {
       return 0;
     }
     return ConfigFail(err);
+  }
+  if (config.executor.slurm()) {
+    std::vector<std::string> notes;
+    SlurmOptions slurm{paths.state + "/slurm", config.executor.sbatch, config.executor.poll_s, "",
+                       &notes};
+    steps = std::make_unique<SlurmStepRunner>(std::move(slurm), std::move(steps));
+    deps.steps = steps.get();
+    for (const std::string& note : notes) std::printf("ratchet: %s\n", note.c_str());
   }
   std::vector<std::string> stale_locks;
   if (!RemoveStaleGitLocks(repo->GitDirs(), kGitLockSettleSeconds, &stale_locks, &err))

@@ -146,8 +146,9 @@ void ReadSlots(ConfigSection run, LoopConfig* c) {
     for (size_t i = 0; i < tables.size(); ++i) {
       SlotConfig slot;
       slot.name = tables[i].String("name").value_or(std::to_string(i));
+      if (auto sbatch = tables[i].StringList("sbatch")) slot.sbatch = *sbatch;
       for (const std::string& key : tables[i].Keys()) {
-        if (key == "name") continue;
+        if (key == "name" || key == "sbatch") continue;
         if (auto v = tables[i].String(key)) slot.env.push_back({key, *v});
       }
       c->slots.push_back(slot);
@@ -206,6 +207,21 @@ void ReadSandbox(ConfigSection sandbox, LoopConfig* c) {
       (std::string(key) == "readable" ? c->sandbox.readable : c->sandbox.writable).push_back(p);
     }
   }
+}
+
+void ReadExecutor(ConfigSection executor, LoopConfig* c) {
+  if (!executor.present()) return;
+  if (auto kind = executor.String("kind")) {
+    if (*kind == "local" || *kind == "slurm") c->executor.kind = *kind;
+    else executor.Fail("kind", "must be \"local\" or \"slurm\", not \"" + *kind + "\"");
+  }
+  if (auto sbatch = executor.StringList("sbatch")) c->executor.sbatch = *sbatch;
+  if (auto poll = executor.Duration("poll")) {
+    if (*poll > 0) c->executor.poll_s = *poll;
+    else executor.Fail("poll", "must be positive");
+  }
+  if (!c->executor.slurm() && (executor.Has("sbatch") || executor.Has("poll")))
+    executor.Fail("kind", "sbatch and poll are for kind = \"slurm\"");
 }
 
 void ReadMetric(ConfigSection metric, ConfigSection& root, LoopConfig* c) {
@@ -402,6 +418,7 @@ bool ParseLoopConfig(const std::string& text, const std::string& file, LoopConfi
   ReadPrepare(root.Table("prepare"), &c);
   ReadVerify(root.Table("verify"), &c);
   ReadSandbox(root.Table("sandbox"), &c);
+  ReadExecutor(root.Table("executor"), &c);
   ReadMetric(root.Table("metric"), root, &c);
   ReadGates(root.TableArray("gate"), &c);
   ReadAccept(root.Table("accept"), &c);

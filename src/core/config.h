@@ -76,6 +76,16 @@ struct PrepareConfig {
 struct SlotConfig {
   std::string name;  // RATCHET_SLOT
   std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> sbatch;  // this worker's job options (Slurm executor)
+};
+
+/// [executor]: where build, gates and runs execute. The verifier, its model
+/// servers and proposers always run on this machine.
+struct ExecutorConfig {
+  std::string kind = "local";        // "local", or "slurm" (exec/slurm_runner.h)
+  std::vector<std::string> sbatch;   // options for every job, e.g. "--partition=gpu"
+  double poll_s = 0.25;              // between squeue calls
+  bool slurm() const { return kind == "slurm"; }
 };
 
 /// How untrusted steps run (see core/runner.h SandboxSpec).
@@ -149,6 +159,7 @@ struct LoopConfig {
   PruneConfig prune;
   VerifyConfig verify;
   SandboxConfig sandbox;
+  ExecutorConfig executor;
 
   /// The deadline of one run of the command.
   double RunDeadline() const {

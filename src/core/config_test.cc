@@ -139,6 +139,32 @@ TEST(ConfigTest, UnknownTopLevelTable) {
   EXPECT_NE(err.find("unknown key 'stopp' in the top level"), std::string::npos) << err;
 }
 
+TEST(ConfigTest, SlurmExecutorAndSlotOptions) {
+  LoopConfig c;
+  std::string err;
+  const std::string text = std::string(kMinimal) +
+                           "[executor]\nkind = \"slurm\"\nsbatch = [\"--partition=gpu\"]\n"
+                           "poll = \"1s\"\n"
+                           "[[run.slots]]\nname = \"a\"\nCUDA_VISIBLE_DEVICES = \"0\"\n"
+                           "sbatch = [\"--gres=gpu:1\"]\n";
+  ASSERT_TRUE(ParseLoopConfig(text, "ratchet.toml", &c, &err)) << err;
+  EXPECT_TRUE(c.executor.slurm());
+  EXPECT_EQ(c.executor.sbatch, std::vector<std::string>{"--partition=gpu"});
+  EXPECT_DOUBLE_EQ(c.executor.poll_s, 1);
+  ASSERT_EQ(c.slots.size(), 1u);
+  EXPECT_EQ(c.slots[0].sbatch, std::vector<std::string>{"--gres=gpu:1"});
+  // sbatch is the job's options, not a variable of the slot.
+  ASSERT_EQ(c.slots[0].env.size(), 1u);
+  EXPECT_EQ(c.slots[0].env[0].first, "CUDA_VISIBLE_DEVICES");
+}
+
+TEST(ConfigTest, ExecutorKindIsChecked) {
+  std::string err = ErrorOf(std::string(kMinimal) + "[executor]\nkind = \"pbs\"\n");
+  EXPECT_NE(err.find("must be \"local\" or \"slurm\", not \"pbs\""), std::string::npos) << err;
+  err = ErrorOf(std::string(kMinimal) + "[executor]\nsbatch = [\"-p x\"]\n");
+  EXPECT_NE(err.find("sbatch and poll are for kind = \"slurm\""), std::string::npos) << err;
+}
+
 TEST(ConfigTest, NegativeBudget) {
   std::string text = kMinimal;
   text.replace(text.find("\"10s\""), 5, "\"-5s\"");

@@ -117,6 +117,10 @@ struct RunSpec {
   std::vector<std::string> readonly_paths;
   /// How many bytes of the end of the output RunResult::tail keeps.
   size_t tail_bytes = 64 << 10;
+  /// A step a batch executor (exec/slurm_runner.h) runs as a cluster job,
+  /// with these extra scheduler options; other runners run it here.
+  bool batch = false;
+  std::vector<std::string> batch_options;
 };
 
 /// Wraps a shell command line as {"/bin/sh", "-c", line}.

@@ -147,6 +147,15 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
   spec.drop_secret_env = step.kind == StepKind::kBuild || step.kind == StepKind::kGate ||
                          step.kind == StepKind::kRun || step.kind == StepKind::kServe;
 
+  // Build, gates and runs are what a cluster is for; the verifier and the
+  // model servers are connected to each other by pipes, so stay here.
+  spec.batch = config.executor.slurm() && (step.kind == StepKind::kBuild ||
+                                           step.kind == StepKind::kGate ||
+                                           step.kind == StepKind::kRun);
+  if (spec.batch && !config.slots.empty())
+    spec.batch_options =
+        config.slots[static_cast<size_t>(step.worker) % config.slots.size()].sbatch;
+
   SandboxSpec& s = spec.sandbox;
   s.enabled = plan.use;
   s.home = paths.Home(step.name);

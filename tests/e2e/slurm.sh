@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The Slurm executor ([executor] kind = "slurm") on a real one-machine
+# cluster (tests/slurm/cluster): build and runs are Slurm jobs.
+#  1. A toy loop with 4 workers reaches its target with 4 jobs at once; the
+#     branch holds exactly the kept commits; results.tsv matches the ledger;
+#     every run ran inside a job of its own.
+#  2. A run past its timeout is ended and recorded as a timeout; no job of
+#     it is left running.
+#  3. kill -9 of ratchet while 4 jobs run: the restart cancels them (no job
+#     of the earlier session holds a slot), records their experiments as
+#     interrupted, and the loop goes on to its end.
+source "$(dirname "$0")/lib.sh"
+
+for tool in munged slurmctld slurmd sbatch squeue scancel; do
+  if ! command -v "$tool" >/dev/null; then
+    msg="$tool is missing: install slurm-wlm and munge (scripts/install-deps --for test)"
+    [ "${RATCHET_REQUIRE_SLURM:-}" = 1 ] && { fail "$msg"; finish; }
+    echo "SKIP [$SCENARIO]: $msg"
+    exit 77
+  fi
+done
+if [ "$(id -u)" -ne 0 ]; then
+  [ "${RATCHET_REQUIRE_SLURM:-}" = 1 ] && { fail "slurmd needs root"; finish; }
+  echo "SKIP [$SCENARIO]: the test cluster's slurmd needs root"
+  exit 77
+fi
+
+CLUSTER=$WORK/cluster
+trap '_code=$?; "$RATCHET_HOME/tests/slurm/cluster" stop "$CLUSTER" >/dev/null 2>&1 || true; (exit $_code); cleanup' EXIT
+eval "$("$RATCHET_HOME/tests/slurm/cluster" start "$CLUSTER")" || { fail "the test cluster did not start"; finish; }
+
+# live_jobs: jobs pending or running, one id per line.
+live_jobs() { squeue -h -t pending,running,completing -o %i; }
+
+# make_loop DIR WORKERS TIMEOUT STOP RUN_BODY: a one-parameter search toy.
+make_loop() {
+  mkdir -p "$1"
+  cat >"$1/ratchet.toml" <<TOML
+[edit]
+files = ["params.env"]
+protected = ["run.sh", "ratchet.toml"]
+[run]
+build = "echo built in job \$SLURM_JOB_ID"
+command = "sh run.sh"
+budget = "1s"
+timeout = "$3"
+grace = "1s"
+workers = $2
+[executor]
+kind = "slurm"
+[metric]
+name = "score"
+goal = "min"
+[stop]
+$4
+[propose]
+kind = "search"
+[propose.search]
+seed = 5
+[[propose.search.param]]
+name = "X"
+type = "float"
+low = 0.0
+high = 1.0
+TOML
+  printf 'X=0.05\n' >"$1/params.env"
+  printf '%s\n' ". ./params.env" "echo \"job \$SLURM_JOB_ID\"" "$5" \
+    "awk -v x=\"\$X\" 'BEGIN { print \"---\"; printf \"score: %.6f\\n\", (x-0.7)^2 }'" >"$1/run.sh"
+  git_init "$1"
+}
+
+# --- 1. four workers through Slurm reach the target ---------------------
+A=$WORK/a
+make_loop "$A" 4 "20s" $'max_experiments = 80\ntarget = 0.0004' "sleep 0.5"
+code=0
+out=$("$RATCHET" run "$A" 2>&1) || code=$?
+[ "$code" = 0 ] || fail "the Slurm loop did not stop at its target (exit $code): $(echo "$out" | tail -3)"
+expect_contains "$out" "reached stop.target" "stopped at the target"
+start=$(sql "$A" "SELECT value FROM meta WHERE key='start_commit'")
+kept=$(sql "$A" "SELECT candidate_commit FROM experiments WHERE status='keep' AND baseline=0 ORDER BY finished_at DESC, id DESC")
+expect_eq "$(git -C "$A" rev-list "$start..ratchet/main")" "$kept" "branch commits = kept candidates"
+"$RATCHET" export "$A" --tsv "$WORK/a.tsv" || fail "export failed"
+expect_eq "$(tail -n +2 "$WORK/a.tsv" | awk -F'\t' '{print $1 " " $4}')" \
+  "$(sql "$A" "SELECT substr(candidate_commit,1,7) || ' ' || status FROM experiments ORDER BY id")" \
+  "tsv matches ledger"
+runs=$(sql "$A" "SELECT count(*) FROM experiments WHERE status IN ('keep','discard')")
+jobs=$(cat "$A"/.ratchet/runs/*/run.log | grep -c '^job [0-9][0-9]*$' || true)
+expect_eq "$jobs" "$runs" "every run printed its own SLURM_JOB_ID"
+distinct=$(cat "$A"/.ratchet/runs/*/run.log | grep '^job [0-9]' | sort -u | wc -l)
+expect_eq "$distinct" "$runs" "each run was a job of its own"
+grep -q '^built in job [0-9]' "$A"/.ratchet/runs/*/build.log || fail "the build did not run as a job"
+overlaps=$(sql "$A" "SELECT count(*) FROM experiments a JOIN experiments b ON a.id < b.id
+  AND a.started_at < b.finished_at AND b.started_at < a.finished_at")
+[ "$overlaps" -ge 6 ] || fail "only $overlaps overlapping pairs: the jobs did not run at once"
+# Four at once: some instant where four experiments were in flight.
+four=$(sql "$A" "SELECT count(*) FROM experiments a WHERE (SELECT count(*) FROM experiments b
+  WHERE b.started_at <= a.started_at AND b.finished_at > a.started_at) >= 4")
+[ "$four" -ge 1 ] || fail "never 4 experiments in flight at once"
+expect_eq "$(live_jobs)" "" "no job left after the loop"
+echo "1: $(sql "$A" "SELECT count(*) FROM experiments") experiments, $jobs run jobs, $overlaps overlapping pairs"
+
+# --- 2. a run past its deadline ------------------------------------------
+B=$WORK/b
+make_loop "$B" 1 "2s" "max_experiments = 1" "sleep 60"
+out=$("$RATCHET" run "$B" 2>&1) || true
+expect_eq "$(sql "$B" "SELECT status FROM experiments WHERE id = 1")" "timeout" "the slow run's status"
+wall=$(sql "$B" "SELECT finished_at - started_at FROM experiments WHERE id = 1")
+awk -v w="$wall" 'BEGIN { exit !(w < 30) }' || fail "the slow run took ${wall}s: not cut at its deadline"
+expect_eq "$(live_jobs)" "" "no job of the slow run left"
+
+# --- 3. kill -9 of ratchet with four jobs running -------------------------
+C=$WORK/c
+make_loop "$C" 4 "60s" "max_experiments = 9" "sleep 4"
+"$RATCHET" run "$C" >"$WORK/c1.out" 2>&1 &
+pid=$!
+four_running() { [ "$(squeue -h -t running -n ratchet-run -o %i | wc -l)" -ge 4 ]; }
+wait_until 60 four_running || fail "never 4 run jobs at once"
+before=$(squeue -h -t running -n ratchet-run -o %i | sort)
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+out=$("$RATCHET" run "$C" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
+for id in $before; do
+  expect_contains "$out" "cancelled slurm job $id" "the restart cancelled job $id"
+done
+expect_eq "$(squeue -h -t pending,running -o %i | grep -cxF "$before" || true)" "0" \
+  "no job of the killed session still runs"
+interrupted=$(sql "$C" "SELECT count(*) FROM experiments WHERE status = 'interrupted'")
+[ "$interrupted" -ge 4 ] || fail "only $interrupted experiments recorded as interrupted"
+expect_eq "$(sql "$C" "SELECT count(*) FROM experiments WHERE phase != 'done'")" "0" "every experiment done"
+start=$(sql "$C" "SELECT value FROM meta WHERE key='start_commit'")
+kept=$(sql "$C" "SELECT candidate_commit FROM experiments WHERE status='keep' AND baseline=0 ORDER BY finished_at DESC, id DESC")
+expect_eq "$(git -C "$C" rev-list "$start..ratchet/main")" "$kept" "resumed: branch commits = kept candidates"
+expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
+echo "3: $interrupted interrupted, $(sql "$C" "SELECT count(*) FROM experiments") experiments"
+finish
