@@ -236,12 +236,11 @@ int Run(const RunOptions& options) {
     return ConfigFail(err);
   }
   if (config.executor.slurm()) {
-    std::vector<std::string> notes;
-    SlurmOptions slurm{paths.state + "/slurm", config.executor.sbatch, config.executor.poll_s, "",
-                       &notes};
+    // An earlier session's jobs: the engine reattaches to its runs and ends
+    // the rest (StepRunner::EndLeftovers) once it has recovered the ledger.
+    SlurmOptions slurm{paths.state + "/slurm", config.executor.sbatch, config.executor.poll_s, ""};
     steps = std::make_unique<SlurmStepRunner>(std::move(slurm), std::move(steps));
     deps.steps = steps.get();
-    for (const std::string& note : notes) std::printf("ratchet: %s\n", note.c_str());
   }
   std::vector<std::string> stale_locks;
   if (!RemoveStaleGitLocks(repo->GitDirs(), kGitLockSettleSeconds, &stale_locks, &err))

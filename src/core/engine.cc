@@ -286,11 +286,55 @@ bool Engine::Recover(std::string* err) {
   std::vector<Experiment> done;
   for (Experiment& e : history_) (e.phase == Phase::kDone ? done : unfinished).push_back(e);
   history_ = std::move(done);
-  for (Experiment& e : unfinished)
+  for (Experiment& e : unfinished) {
+    std::vector<RunRecord> runs;
+    if (e.status == Status::kNone && !deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
+    if (e.status == Status::kNone && CanReattach(e, runs)) {
+      reattach_.emplace_back(e, std::move(runs));
+      continue;
+    }
     if (!RecoverOne(e, err)) return false;
+  }
   // Working copies of experiments that are over (a crash before their
-  // removal) go; nothing in them was kept that is not in a commit.
-  return deps_.workspace->RemoveAll(".ratchet/work", err);
+  // removal) go; nothing in them was kept that is not in a commit. A
+  // reattached run is still using its own.
+  if (reattach_.empty()) return deps_.workspace->RemoveAll(".ratchet/work", err);
+  for (const Experiment& e : unfinished) {
+    const bool in_use = std::any_of(reattach_.begin(), reattach_.end(),
+                                    [&](const auto& r) { return r.first.id == e.id; });
+    if (!in_use && !deps_.workspace->RemoveAll(".ratchet/work/" + std::to_string(e.id), err))
+      return false;
+  }
+  return true;
+}
+
+bool Engine::CanReattach(const Experiment& exp, const std::vector<RunRecord>& runs) const {
+  if (exp.phase != Phase::kRunning || exp.proposer == "rerun") return false;
+  int measured = 0;
+  for (const RunRecord& r : runs) measured += r.attempt >= 1;
+  const int first_runs = exp.baseline ? config_.baseline_repeats : 1;
+  if (measured >= first_runs) return false;  // judged or confirming: not resumable
+  const ExperimentPaths paths = PathsOf(deps_.workspace->root(), exp.id);
+  return deps_.workspace->Exists(".ratchet/work/" + std::to_string(exp.id)) &&
+         deps_.steps->CanReattach(paths.run_dir + "/" + ExperimentFlow::RunName(measured + 1) +
+                                  ".log");
+}
+
+bool Engine::Reattach(std::string* err) {
+  for (auto& [exp, runs] : reattach_) {
+    auto flow = std::make_unique<ExperimentFlow>(this, exp);
+    ExperimentFlow* raw = flow.get();
+    flows_[exp.id] = std::move(flow);
+    if (!raw->Reattach(runs, err)) return false;
+    Note("#" + std::to_string(exp.id) + ": reattached to its run, still on the executor");
+    events_->Record(exp.id, "reattached",
+                    nlohmann::json{{"attempt", static_cast<int>(runs.size()) + 1}}.dump());
+  }
+  reattach_.clear();
+  // What the earlier session left running and nothing took up again ends
+  // now: its experiments were recorded as interrupted.
+  for (const std::string& line : deps_.steps->EndLeftovers()) Note(line);
+  return true;
 }
 
 bool Engine::RecoverOne(Experiment exp, std::string* err) {
@@ -704,6 +748,7 @@ bool Engine::Run(StopSummary* summary, std::string* err) {
   events_ = std::make_unique<LedgerEvents>(deps_.ledger, deps_.clock, deps_.reporter);
   events_->Record(0, "session_start",
                   nlohmann::json{{"session", session_id_}, {"pid", deps_.pid}}.dump());
+  if (!Reattach(err)) return false;
 
   std::string reason;
   StopKind kind = StopKind::kRule;

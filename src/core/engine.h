@@ -100,6 +100,12 @@ class Engine {
   bool CheckBranch(std::string* err);
   bool Recover(std::string* err);
   bool RecoverOne(Experiment exp, std::string* err);
+  /// Whether an unfinished experiment's run outlived ratchet on the
+  /// executor (a cluster job) at the point where the experiment can take it
+  /// up again: before any decision (its first run, or a baseline repeat).
+  bool CanReattach(const Experiment& exp, const std::vector<RunRecord>& runs) const;
+  /// The recovered experiments whose runs are reattached, back in flight.
+  bool Reattach(std::string* err);
   bool StartLoop(std::string* err);
   bool Prepare(std::string* err);
   bool StartExperiment(std::string* err);
@@ -150,6 +156,9 @@ class Engine {
   std::vector<Experiment> history_;  // finished experiments, by id
   int incumbent_id_ = 0;             // 0 before the baseline is kept
   std::map<int, std::unique_ptr<ExperimentFlow>> flows_;  // in flight, by id
+  // Recovered experiments whose run is still on the executor, with the runs
+  // they had recorded: they go back in flight when the session begins.
+  std::vector<std::pair<Experiment, std::vector<RunRecord>>> reattach_;
   std::map<StepRunner::StepId, int> step_owner_;          // step -> experiment id
   std::unique_ptr<ProposalPool> proposals_;
   std::vector<std::vector<double>> noise_groups_;

@@ -717,6 +717,87 @@ TEST_F(EngineTest, ResumeMarksAnUnfinishedExperimentInterruptedAndKeepsItsEdit) 
   EXPECT_EQ(ledger.sessions.size(), 2u);
 }
 
+// A run that outlived ratchet on a cluster: the experiment takes it up
+// again, and is decided on it, instead of being interrupted.
+TEST_F(EngineTest, ResumeReattachesARunStillOnTheExecutor) {
+  Propose(5);
+  RunLoop("[stop]\nmax_experiments = 1\n");
+  CopyScan scan;
+  scan.base = "c0";
+  scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
+  scan.contents["x.txt"] = {"6", false};
+  std::string sha, err;
+  repo.CommitScan(scan, "candidate", &sha, &err);
+  Experiment e;  // killed while its run was on the cluster
+  e.phase = Phase::kRunning;
+  e.parent_commit = "c0";
+  e.candidate_commit = sha;
+  e.proposer = "script";
+  e.description = "x=6";
+  ledger.InsertExperiment(&e, &err);
+  repo.copies["/loop/.ratchet/work/2"] = repo.commits[sha];
+  Experiment building = e;  // and one whose build was (not reattachable)
+  building.phase = Phase::kBuilding;
+  ledger.InsertExperiment(&building, &err);
+  repo.copies["/loop/.ratchet/work/3"] = repo.commits[sha];
+  steps.reattachable = {"/loop/.ratchet/runs/2/run.log", "/loop/.ratchet/runs/3/build.log"};
+  steps.leftover_notes = {"cancelled slurm job 7, left running by an earlier session"};
+  const size_t calls_before = steps.calls.size();
+  const int ended_before = steps.leftovers_ended;
+  Engine engine(Config("[stop]\nmax_experiments = 3\n"), Deps());
+  ASSERT_TRUE(engine.Preflight(&err)) << err;
+  StopSummary summary;
+  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
+  EXPECT_EQ(StatusOf(2), Status::kKeep) << Exp(2).reason;
+  EXPECT_NEAR(*Exp(2).metric, 1, 1e-9);  // (6 - 7)^2, from the run taken up
+  EXPECT_EQ(Tip(), sha);
+  EXPECT_EQ(StatusOf(3), Status::kInterrupted);
+  EXPECT_EQ(Exp(3).reason, "ratchet stopped while the experiment was building");
+  // Experiment 2 started its run again (which the executor reattaches),
+  // and nothing before it: no checkout, no build, no second run.
+  std::vector<std::string> started;
+  for (size_t i = calls_before; i < steps.calls.size(); ++i)
+    if (steps.calls[i].log_path.rfind("/loop/.ratchet/runs/2/", 0) == 0)
+      started.push_back(steps.calls[i].log_path);
+  EXPECT_EQ(started, std::vector<std::string>{"/loop/.ratchet/runs/2/run.log"});
+  EXPECT_EQ(steps.leftovers_ended, ended_before + 1) << "once per session";
+  bool reattached = false;
+  for (const LedgerEvent& ev : ledger.events)
+    reattached |= ev.kind == "reattached" && ev.experiment_id == 2;
+  EXPECT_TRUE(reattached);
+}
+
+TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {
+  std::string err;
+  Experiment e;  // the baseline, killed during its second of three runs
+  e.phase = Phase::kRunning;
+  e.baseline = true;
+  e.parent_commit = "c0";
+  e.candidate_commit = "c0";
+  e.proposer = "baseline";
+  ledger.InsertExperiment(&e, &err);
+  RunRecord first;
+  first.experiment_id = 1;
+  first.attempt = 1;
+  first.purpose = "main";
+  first.metric = 36.5;
+  first.metrics["score"] = 36.5;
+  ledger.AddRun(first, &err);
+  repo.copies["/loop/.ratchet/work/1"] = repo.commits["c0"];
+  steps.reattachable = {"/loop/.ratchet/runs/1/run-2.log"};
+  Engine engine(Config("[accept]\nbaseline_repeats = 3\n[stop]\nmax_experiments = 1\n"),
+                Deps());
+  ASSERT_TRUE(engine.Preflight(&err)) << err;
+  StopSummary summary;
+  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
+  EXPECT_EQ(StatusOf(1), Status::kKeep) << Exp(1).reason;
+  std::vector<std::string> attempts;
+  for (const RunRecord& r : ledger.runs)
+    if (r.experiment_id == 1) attempts.push_back(std::to_string(r.attempt) + " " + r.purpose);
+  EXPECT_EQ(attempts, (std::vector<std::string>{"1 main", "2 baseline_repeat", "3 baseline_repeat"}));
+  EXPECT_NEAR(*Exp(1).metric, (36.5 + 36 + 36) / 3, 1e-9) << "the recorded run counts";
+}
+
 TEST_F(EngineTest, ResumeFinishesADecidedKeep) {
   Propose(5);
   RunLoop("[stop]\nmax_experiments = 1\n");

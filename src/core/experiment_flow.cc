@@ -407,9 +407,27 @@ std::string ExperimentFlow::PreflightFailure(const RunResult& r) const {
   return "";
 }
 
+std::string ExperimentFlow::RunName(int attempt) {
+  return attempt == 1 ? "run" : "run-" + std::to_string(attempt);
+}
+
+bool ExperimentFlow::Reattach(const std::vector<RunRecord>& runs, std::string* err) {
+  // Where NextGate had left it: the before gates passed, then the preflight.
+  gate_order_.clear();
+  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
+    if (engine_->config_.gates[i].when == GateConfig::When::kBefore) gate_order_.push_back(i);
+  gate_ = gate_order_.size();
+  after_gates_done_ = false;
+  preflight_done_ = true;
+  for (const RunRecord& r : runs)
+    if (r.attempt >= 1) runs_.push_back(r);
+  reattaching_ = true;
+  return StartAttempt(runs_.empty() ? "main" : "baseline_repeat", err);
+}
+
 bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) {
   const int n = static_cast<int>(runs_.size()) + 1;
-  const std::string name = n == 1 ? "run" : "run-" + std::to_string(n);
+  const std::string name = RunName(n);
   current_ = RunRecord();
   current_.experiment_id = exp_.id;
   current_.attempt = n;
@@ -425,8 +443,9 @@ bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) 
   // (`ratchet rerun`).
   pruner_.reset();
   prune_requested_ = false;
-  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !rerun_of_)
+  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !rerun_of_ && !reattaching_)
     pruner_ = std::make_unique<Pruner>(c.prune, c.budget_s);
+  reattaching_ = false;
   const double started = engine_->deps_.clock->MonotonicSeconds();
   spec.on_line = [this, started](std::string_view line) { OnRunLine(line, started); };
   if (Reporter* reporter = engine_->deps_.reporter) reporter->OnRunStart(exp_, n, purpose);

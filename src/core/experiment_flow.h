@@ -49,6 +49,13 @@ class ExperimentFlow {
   /// proposal (wants_proposal()), or the rerun's change. False only when
   /// the engine cannot go on.
   bool Start(std::string* err);
+  /// Instead of Start, for an experiment recovered in phase running whose
+  /// next run is still on the executor (Engine::CanReattach): takes that run
+  /// up again where the earlier session left it, after `runs` (what it had
+  /// recorded). The before gates and the preflight had passed.
+  bool Reattach(const std::vector<RunRecord>& runs, std::string* err);
+  /// The step name of run `attempt` (1-based): "run", "run-2", ...
+  static std::string RunName(int attempt);
   /// The proposer's answer (for the request the engine made).
   bool OnProposal(const Proposal& proposal, double seconds, std::string* err);
   /// A step of this flow finished.
@@ -152,6 +159,9 @@ class ExperimentFlow {
   std::string preflight_nan_;       // "loss=nan at 3s": the preflight was stopped for it
   std::unique_ptr<Pruner> pruner_;  // the main run's, when [prune] is on
   bool prune_requested_ = false;    // the pruner cancelled the run
+  // The next attempt takes up a run of an earlier session: its log so far is
+  // replayed at once, so its curve's clock is wrong and it is not pruned.
+  bool reattaching_ = false;
 };
 
 }  // namespace ratchet

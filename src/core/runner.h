@@ -210,6 +210,19 @@ class StepRunner {
   virtual void Wake() = 0;
   /// Steps started and not yet reported by Wait.
   virtual size_t Running() const = 0;
+
+  /// Steps an earlier session started that outlived it (a batch executor's
+  /// cluster jobs, when ratchet was killed): whether one that writes
+  /// `log_path` is still running, or finished with its result kept, so that
+  /// Start with a spec of that log path takes it over (reattaches) instead
+  /// of starting the command again. Local steps never outlive ratchet.
+  virtual bool CanReattach(const std::string& log_path) const {
+    (void)log_path;
+    return false;
+  }
+  /// Ends every earlier-session step that was not reattached (cancels it
+  /// and waits until it is gone); a line for the user about each.
+  virtual std::vector<std::string> EndLeftovers() { return {}; }
 };
 
 }  // namespace ratchet

@@ -118,7 +118,7 @@ SlurmStepRunner::SlurmStepRunner(SlurmOptions options, std::unique_ptr<StepRunne
   }
   std::error_code ec;
   fs::create_directories(options_.state_dir, ec);
-  CancelLeftovers();
+  FindLeftovers();
 }
 
 SlurmStepRunner::~SlurmStepRunner() {
@@ -140,14 +140,50 @@ bool SlurmStepRunner::ClusterReachable(std::string* why) {
   return false;
 }
 
-void SlurmStepRunner::CancelLeftovers() {
+void SlurmStepRunner::FindLeftovers() {
   std::vector<std::string> ids;
-  std::vector<std::string> dirs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(options_.state_dir, ec)) {
-    dirs.push_back(entry.path().string());
-    if (auto id = Slurp(entry.path().string() + "/job")) ids.push_back(Trimmed(*id));
+    const std::string dir = entry.path().string();
+    const std::string name = entry.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+      next_folder_ = std::max<uint64_t>(next_folder_, std::stoull(name) + 1);
+    Leftover left;
+    left.dir = dir;
+    left.job_id = Trimmed(Slurp(dir + "/job").value_or(""));
+    RunSpec spec;
+    std::string err;
+    auto text = Slurp(dir + "/spec.json");
+    // A folder without a job or a readable spec (killed mid-submission) is
+    // keyed by its path: never reattached, still cleaned up.
+    const std::string key =
+        text && RunSpecFromJson(*text, &spec, &err) && !spec.log_path.empty() ? spec.log_path
+                                                                               : "folder:" + dir;
+    if (!left.job_id.empty()) ids.push_back(left.job_id);
+    leftovers_[key] = left;
   }
+  if (ids.empty()) return;
+  RunResult q = Tool({"squeue", "-h", "-t", "all", "-o", "%i %T", "-j", JoinIds(ids)});
+  const std::map<std::string, std::string> states =
+      q.ok() ? ParseQueue(q.tail) : std::map<std::string, std::string>{};
+  for (auto& [key, left] : leftovers_) {
+    if (left.job_id.empty() || key.rfind("folder:", 0) == 0) continue;
+    auto s = states.find(left.job_id);
+    left.live = s != states.end() && !Terminal(s->second);
+    left.reattachable = left.live || fs::exists(left.dir + "/result.json");
+  }
+}
+
+bool SlurmStepRunner::CanReattach(const std::string& log_path) const {
+  auto it = leftovers_.find(log_path);
+  return it != leftovers_.end() && it->second.reattachable;
+}
+
+std::vector<std::string> SlurmStepRunner::EndLeftovers() {
+  std::vector<std::string> notes;
+  std::vector<std::string> ids;
+  for (const auto& [key, left] : leftovers_)
+    if (!left.job_id.empty()) ids.push_back(left.job_id);
   if (!ids.empty()) {
     std::vector<std::string> argv = {"scancel"};
     argv.insert(argv.end(), ids.begin(), ids.end());
@@ -162,12 +198,15 @@ void SlurmStepRunner::CancelLeftovers() {
       if (!live) break;
       usleep(200 * 1000);
     }
-    if (options_.notes)
-      for (const std::string& id : ids)
-        options_.notes->push_back("cancelled slurm job " + id +
-                                  ", left running by an earlier session");
+    for (const auto& [key, left] : leftovers_)
+      if (left.live)
+        notes.push_back("cancelled slurm job " + left.job_id +
+                        ", left running by an earlier session");
   }
-  for (const std::string& dir : dirs) fs::remove_all(dir, ec);
+  std::error_code ec;
+  for (const auto& [key, left] : leftovers_) fs::remove_all(left.dir, ec);
+  leftovers_.clear();
+  return notes;
 }
 
 StepRunner::StepId SlurmStepRunner::Start(const RunSpec& spec) {
@@ -175,6 +214,17 @@ StepRunner::StepId SlurmStepRunner::Start(const RunSpec& spec) {
   const StepId id = next_id_++;
   auto job = std::make_unique<Job>();
   job->spec = spec;
+  if (auto left = leftovers_.find(spec.log_path);
+      !spec.log_path.empty() && left != leftovers_.end() && left->second.reattachable) {
+    // The earlier session's job of this very step: follow it. Its log so far
+    // is replayed to on_line by the first Tail.
+    job->dir = left->second.dir;
+    job->job_id = left->second.job_id;
+    leftovers_.erase(left);
+    jobs_[id] = std::move(job);
+    next_poll_ = std::min(next_poll_, Clock::now());
+    return id;
+  }
   job->dir = options_.state_dir + "/" + std::to_string(next_folder_++);
   auto fail = [&](const std::string& why) {
     RunResult r;

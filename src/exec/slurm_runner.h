@@ -17,8 +17,12 @@
 // timed out, whatever the node says). Cancel and the destructor `scancel`.
 //
 // Jobs of an earlier session (ratchet killed with jobs running) are found
-// from their folders at construction and cancelled: the engine records
-// their experiments as interrupted, and no job of theirs keeps a slot.
+// from their folders at construction. A job of a run that is still running,
+// or that finished with its result file written, can be reattached: the
+// engine resumes its experiment at that run (CanReattach), and Start with a
+// spec of the same log path follows the job instead of submitting another.
+// EndLeftovers then cancels the rest (builds, gates, anything not resumed)
+// and waits until they are gone, so that no job of theirs keeps a slot.
 #pragma once
 
 #include <atomic>
@@ -38,9 +42,6 @@ struct SlurmOptions {
   std::vector<std::string> sbatch;     // options for every job ([executor] sbatch)
   double poll_s = 0.25;                // between squeue calls
   std::string ratchet_exe;             // what the job runs; "": this program
-  /// Filled in by the constructor: what it did about an earlier session's
-  /// jobs, one line each (for the user).
-  std::vector<std::string>* notes = nullptr;
 };
 
 class SlurmStepRunner : public StepRunner {
@@ -61,6 +62,8 @@ class SlurmStepRunner : public StepRunner {
   void Cancel(StepId id) override;
   void Wake() override;
   size_t Running() const override;
+  bool CanReattach(const std::string& log_path) const override;
+  std::vector<std::string> EndLeftovers() override;
 
   /// Whether sbatch and squeue answer (a cluster is reachable); *why when not.
   static bool ClusterReachable(std::string* why);
@@ -74,12 +77,20 @@ class SlurmStepRunner : public StepRunner {
   // A finished job's result: the node's result file, or what Slurm's final
   // state says when there is none.
   RunResult Collect(Job& job, const std::string& state);
-  void CancelLeftovers();
+  // The earlier session's job folders, into leftovers_.
+  void FindLeftovers();
+  struct Leftover {
+    std::string dir;
+    std::string job_id;
+    bool live = false;          // queued or running when this session began
+    bool reattachable = false;  // live, or finished with its result file
+  };
 
   SlurmOptions options_;
   std::unique_ptr<StepRunner> local_;
   std::map<StepId, std::unique_ptr<Job>> jobs_;
   std::deque<std::pair<StepId, RunResult>> finished_;
+  std::map<std::string, Leftover> leftovers_;  // by the log path of their spec
   std::atomic<bool> woken_{false};
   std::chrono::steady_clock::time_point next_poll_;
   StepId next_id_ = StepId{1} << 40;  // apart from the local runner's ids

@@ -31,6 +31,10 @@ expect_contains() {  # expect_contains HAYSTACK NEEDLE WHAT
   case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
 }
 
+expect_not_contains() {  # expect_not_contains HAYSTACK NEEDLE WHAT
+  case "$1" in *"$2"*) fail "$3: '$2' in: $1" ;; esac
+}
+
 finish() {
   if [ "$failures" -gt 0 ]; then
     echo "$SCENARIO: $failures failure(s)" >&2

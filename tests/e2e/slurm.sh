@@ -6,9 +6,12 @@
 #     every run ran inside a job of its own.
 #  2. A run past its timeout is ended and recorded as a timeout; no job of
 #     it is left running.
-#  3. kill -9 of ratchet while 4 jobs run: the restart cancels them (no job
-#     of the earlier session holds a slot), records their experiments as
-#     interrupted, and the loop goes on to its end.
+#  3. kill -9 of ratchet while 4 run jobs run: the restart reattaches to
+#     them (no job is submitted again, none is cancelled), their experiments
+#     are decided on those runs, and the loop goes on to its end.
+#  4. kill -9 while 2 builds run as jobs: a build is not taken up again; the
+#     restart cancels its job (none holds a slot) and records the experiment
+#     as interrupted.
 source "$(dirname "$0")/lib.sh"
 
 for tool in munged slurmctld slurmd sbatch squeue scancel; do
@@ -32,7 +35,8 @@ eval "$("$RATCHET_HOME/tests/slurm/cluster" start "$CLUSTER")" || { fail "the te
 # live_jobs: jobs pending or running, one id per line.
 live_jobs() { squeue -h -t pending,running,completing -o %i; }
 
-# make_loop DIR WORKERS TIMEOUT STOP RUN_BODY: a one-parameter search toy.
+# make_loop DIR WORKERS TIMEOUT STOP RUN_BODY [BUILD]: a one-parameter
+# search toy.
 make_loop() {
   mkdir -p "$1"
   cat >"$1/ratchet.toml" <<TOML
@@ -40,7 +44,7 @@ make_loop() {
 files = ["params.env"]
 protected = ["run.sh", "ratchet.toml"]
 [run]
-build = "echo built in job \$SLURM_JOB_ID"
+build = "${6:-echo built in job \$SLURM_JOB_ID}"
 command = "sh run.sh"
 budget = "1s"
 timeout = "$3"
@@ -108,7 +112,7 @@ wall=$(sql "$B" "SELECT finished_at - started_at FROM experiments WHERE id = 1")
 awk -v w="$wall" 'BEGIN { exit !(w < 30) }' || fail "the slow run took ${wall}s: not cut at its deadline"
 expect_eq "$(live_jobs)" "" "no job of the slow run left"
 
-# --- 3. kill -9 of ratchet with four jobs running -------------------------
+# --- 3. kill -9 of ratchet with four run jobs running ---------------------
 C=$WORK/c
 make_loop "$C" 4 "60s" "max_experiments = 9" "sleep 4"
 "$RATCHET" run "$C" >"$WORK/c1.out" 2>&1 &
@@ -119,17 +123,53 @@ before=$(squeue -h -t running -n ratchet-run -o %i | sort)
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 out=$("$RATCHET" run "$C" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
+reattached=$(echo "$out" | grep -c "reattached to its run" || true)
+[ "$reattached" -ge 4 ] || fail "only $reattached runs reattached: $(echo "$out" | head -8)"
+expect_not_contains "$out" "cancelled slurm job" "no run job of the killed session cancelled"
 for id in $before; do
-  expect_contains "$out" "cancelled slurm job $id" "the restart cancelled job $id"
+  # Each ran to its end, once, and its experiment was decided on it.
+  expect_eq "$(squeue -h -t all -j "$id" -o %T)" "COMPLETED" "job $id completed"
+  log=$(grep -lx "job $id" "$C"/.ratchet/runs/*/run.log | head -1)
+  [ -n "$log" ] || { fail "no run log holds job $id"; continue; }
+  exp_id=$(basename "$(dirname "$log")")
+  expect_eq "$(grep -c '^job ' "$log")" "1" "#$exp_id's run log is one job's"
+  status=$(sql "$C" "SELECT status FROM experiments WHERE id = $exp_id")
+  case $status in keep|discard) ;; *) fail "#$exp_id of job $id is $status, not decided on its run" ;; esac
+  expect_eq "$(sql "$C" "SELECT count(*) FROM runs WHERE experiment_id = $exp_id AND attempt = 1")" \
+    "1" "#$exp_id recorded its run once"
 done
-expect_eq "$(squeue -h -t pending,running -o %i | grep -cxF "$before" || true)" "0" \
-  "no job of the killed session still runs"
-interrupted=$(sql "$C" "SELECT count(*) FROM experiments WHERE status = 'interrupted'")
-[ "$interrupted" -ge 4 ] || fail "only $interrupted experiments recorded as interrupted"
+expect_eq "$(sql "$C" "SELECT count(*) FROM experiments WHERE status = 'interrupted'")" "0" \
+  "nothing interrupted"
+jobs=$(cat "$C"/.ratchet/runs/*/run.log | grep '^job [0-9]' | wc -l)
+distinct=$(cat "$C"/.ratchet/runs/*/run.log | grep '^job [0-9]' | sort -u | wc -l)
+expect_eq "$jobs" "$distinct" "no run was submitted twice"
 expect_eq "$(sql "$C" "SELECT count(*) FROM experiments WHERE phase != 'done'")" "0" "every experiment done"
 start=$(sql "$C" "SELECT value FROM meta WHERE key='start_commit'")
 kept=$(sql "$C" "SELECT candidate_commit FROM experiments WHERE status='keep' AND baseline=0 ORDER BY finished_at DESC, id DESC")
 expect_eq "$(git -C "$C" rev-list "$start..ratchet/main")" "$kept" "resumed: branch commits = kept candidates"
 expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
-echo "3: $interrupted interrupted, $(sql "$C" "SELECT count(*) FROM experiments") experiments"
+echo "3: $reattached reattached, $(sql "$C" "SELECT count(*) FROM experiments") experiments"
+
+# --- 4. kill -9 of ratchet with two build jobs running --------------------
+D=$WORK/d
+# The baseline (X=0.05) builds at once; candidates' builds take 60 s.
+make_loop "$D" 2 "60s" "max_experiments = 3" "true" \
+  '. ./params.env; case $X in 0.05) ;; *) sleep 60 ;; esac; echo built'
+"$RATCHET" run "$D" >"$WORK/d1.out" 2>&1 &
+pid=$!
+two_building() { [ "$(squeue -h -t running -n ratchet-build -o %i | wc -l)" -ge 2 ]; }
+wait_until 60 two_building || fail "never 2 build jobs at once: $(tail -3 "$WORK/d1.out")"
+before=$(squeue -h -t running -n ratchet-build -o %i | sort)
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+out=$("$RATCHET" run "$D" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
+for id in $before; do
+  expect_contains "$out" "cancelled slurm job $id" "the restart cancelled build job $id"
+done
+expect_not_contains "$out" "reattached" "a build is not reattached"
+expect_eq "$(squeue -h -t pending,running -o %i | grep -cxF "$before" || true)" "0" \
+  "no job of the killed session still runs"
+expect_eq "$(sql "$D" "SELECT count(*) FROM experiments WHERE status = 'interrupted' AND reason LIKE '%building'")" \
+  "2" "both building experiments interrupted"
+expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
 finish

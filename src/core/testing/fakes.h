@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,8 +122,20 @@ class FakeStepRunner : public StepRunner {
   void Cancel(StepId id) override;
   void Wake() override {}
   size_t Running() const override { return steps_.size(); }
+  bool CanReattach(const std::string& log_path) const override {
+    return reattachable.count(log_path) > 0;
+  }
+  std::vector<std::string> EndLeftovers() override {
+    ++leftovers_ended;
+    return leftover_notes;
+  }
 
   std::function<RunResult(const RunSpec&)> handler;
+  /// Log paths of an earlier session's steps that CanReattach reports, and
+  /// what EndLeftovers says (counted).
+  std::set<std::string> reattachable;
+  std::vector<std::string> leftover_notes;
+  int leftovers_ended = 0;
   /// For a verifier and its (first) server started together; default:
   /// `handler` on each. Further servers get `handler`.
   std::function<std::pair<RunResult, RunResult>(const RunSpec&, const RunSpec&)> connected;
