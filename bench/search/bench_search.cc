@@ -1,7 +1,10 @@
 // The search-quality benchmark driver (see README.md).
 //   bench_search run [--functions a,b] [--methods auto,tpe,...] [--seeds N]
-//                    [--budget N] [--checkpoints 30,100]
-//       runs ratchet's algorithms in-process; one JSON line per run.
+//                    [--budget N] [--checkpoints 30,100] [--workers N]
+//                    [--liar worst|mean|best|believer]
+//       runs ratchet's algorithms in-process; one JSON line per run. With
+//       --workers N, N points are in flight at once (asked with the others
+//       pending) and the oldest is told first.
 //   bench_search list
 //       the functions and their spaces as JSON (for run.py).
 //   bench_search serve FUNCTION SEED
@@ -9,9 +12,11 @@
 //       "eval v1 v2 ..." -> "ok VALUE" | "fail"; "regret v1 v2 ..." -> "REGRET".
 // Evaluation k of seed s of a function gets the same noise whichever
 // optimiser asks, so every method sees the same noisy function.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -73,7 +78,8 @@ bool MakeSpace(const TestFunction& f, SearchSpace* space) {
 
 int Run(int argc, char** argv) {
   std::vector<std::string> functions, methods = {"auto", "tpe", "random"};
-  int seeds = 20, budget = 100;
+  int seeds = 20, budget = 100, workers = 1;
+  SearchOptions::Liar liar = SearchOptions().liar;
   bool trace = false;
   std::vector<int> checkpoints = {30, 100};
   for (int i = 2; i < argc; i += 2) {
@@ -91,6 +97,14 @@ int Run(int argc, char** argv) {
       seeds = std::stoi(value);
     else if (key == "--budget")
       budget = std::stoi(value);
+    else if (key == "--workers")
+      workers = std::max(1, std::stoi(value));
+    else if (key == "--liar") {
+      if (!ParseLiar(value, &liar)) {
+        std::cerr << "unknown liar " << value << "\n";
+        return 2;
+      }
+    }
     else if (key == "--checkpoints") {
       checkpoints.clear();
       for (const std::string& c : Split(value)) checkpoints.push_back(std::stoi(c));
@@ -107,6 +121,7 @@ int Run(int argc, char** argv) {
     if (!MakeSpace(f, &space)) return 1;
     for (const std::string& method : methods) {
       SearchOptions options;
+      options.liar = liar;
       if (!ParseAlgorithm(method, &options.algorithm)) {
         std::cerr << "unknown method " << method << "\n";
         return 2;
@@ -119,17 +134,31 @@ int Run(int argc, char** argv) {
         nlohmann::json regrets = nlohmann::json::object();
         double best_seen = std::numeric_limits<double>::infinity();
         Point best_point;
+        // With several workers, `workers` points are in flight at once and
+        // the oldest finishes first (runs of equal length): each ask sees
+        // the results told so far and the points still pending.
+        int asked = 0;
+        std::deque<Point> in_flight;
         for (int k = 1; k <= budget; ++k) {
-          Point x;
-          std::string err;
-          if (!study.Ask(&x, &err)) {
-            std::cerr << f.name << " " << method << " seed " << seed << ": " << err << "\n";
-            break;
+          while (asked < budget && static_cast<int>(in_flight.size()) < workers) {
+            Point asked_point;
+            std::string err;
+            if (!study.Ask(&asked_point, &err)) {
+              std::cerr << f.name << " " << method << " seed " << seed << ": " << err << "\n";
+              return 1;
+            }
+            ++asked;
+            in_flight.push_back(std::move(asked_point));
+            if (trace)
+              std::cerr << "ask " << asked << " " << study.last_method() << " "
+                        << space.Describe(in_flight.back()) << "\n";
           }
+          const Point x = std::move(in_flight.front());
+          in_flight.pop_front();
           const std::optional<double> y = eval.Eval(x);
           study.Tell(x, y);
           if (trace) {
-            std::cerr << k << " " << study.last_method() << " " << space.Describe(x) << " -> "
+            std::cerr << k << " " << space.Describe(x) << " -> "
                       << (y ? std::to_string(*y) : "fail") << "\n";
           }
           if (y && *y < best_seen) {
@@ -150,6 +179,8 @@ int Run(int argc, char** argv) {
         nlohmann::json line = {{"function", f.name},
                                {"method", method},
                                {"seed", seed},
+                               {"workers", workers},
+                               {"liar", LiarName(liar)},
                                {"regret", regrets},
                                {"seconds", seconds}};
         std::cout << line.dump() << std::endl;
