@@ -18,6 +18,13 @@ namespace {
 
 std::string ShortSha(const std::string& sha) { return sha.substr(0, 7); }
 
+// The runs that measured something (attempt 1 on); attempt 0 is the
+// preflight.
+int MeasuredRuns(const std::vector<RunRecord>& runs) {
+  return static_cast<int>(std::count_if(runs.begin(), runs.end(),
+                                        [](const RunRecord& r) { return r.attempt >= 1; }));
+}
+
 // How long the engine waits for a step before looking at Ctrl-C and the
 // proposals again. Steps' deadlines are enforced by the runner meanwhile.
 constexpr double kWaitSlice = 0.25;
@@ -287,9 +294,11 @@ bool Engine::Recover(std::string* err) {
   for (Experiment& e : history_) (e.phase == Phase::kDone ? done : unfinished).push_back(e);
   history_ = std::move(done);
   for (Experiment& e : unfinished) {
+    // Only a run can outlive ratchet and be taken up again (CanReattach).
+    const bool running = e.status == Status::kNone && e.phase == Phase::kRunning;
     std::vector<RunRecord> runs;
-    if (e.status == Status::kNone && !deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
-    if (e.status == Status::kNone && CanReattach(e, runs)) {
+    if (running && !deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
+    if (running && CanReattach(e, runs)) {
       reattach_.emplace_back(e, std::move(runs));
       continue;
     }
@@ -310,8 +319,7 @@ bool Engine::Recover(std::string* err) {
 
 bool Engine::CanReattach(const Experiment& exp, const std::vector<RunRecord>& runs) const {
   if (exp.phase != Phase::kRunning || exp.proposer == "rerun") return false;
-  int measured = 0;
-  for (const RunRecord& r : runs) measured += r.attempt >= 1;
+  const int measured = MeasuredRuns(runs);
   const int first_runs = exp.baseline ? config_.baseline_repeats : 1;
   if (measured >= first_runs) return false;  // judged or confirming: not resumable
   const ExperimentPaths paths = PathsOf(deps_.workspace->root(), exp.id);
@@ -328,7 +336,7 @@ bool Engine::Reattach(std::string* err) {
     if (!raw->Reattach(runs, err)) return false;
     Note("#" + std::to_string(exp.id) + ": reattached to its run, still on the executor");
     events_->Record(exp.id, "reattached",
-                    nlohmann::json{{"attempt", static_cast<int>(runs.size()) + 1}}.dump());
+                    nlohmann::json{{"attempt", MeasuredRuns(runs) + 1}}.dump());
   }
   reattach_.clear();
   // What the earlier session left running and nothing took up again ends

@@ -735,6 +735,11 @@ TEST_F(EngineTest, ResumeReattachesARunStillOnTheExecutor) {
   e.proposer = "script";
   e.description = "x=6";
   ledger.InsertExperiment(&e, &err);
+  RunRecord preflight;  // its preflight had passed: attempt 0, not a run that measured
+  preflight.experiment_id = 2;
+  preflight.attempt = 0;
+  preflight.purpose = "preflight";
+  ledger.AddRun(preflight, &err);
   repo.copies["/loop/.ratchet/work/2"] = repo.commits[sha];
   Experiment building = e;  // and one whose build was (not reattachable)
   building.phase = Phase::kBuilding;
@@ -761,10 +766,10 @@ TEST_F(EngineTest, ResumeReattachesARunStillOnTheExecutor) {
       started.push_back(steps.calls[i].log_path);
   EXPECT_EQ(started, std::vector<std::string>{"/loop/.ratchet/runs/2/run.log"});
   EXPECT_EQ(steps.leftovers_ended, ended_before + 1) << "once per session";
-  bool reattached = false;
+  std::string reattached;
   for (const LedgerEvent& ev : ledger.events)
-    reattached |= ev.kind == "reattached" && ev.experiment_id == 2;
-  EXPECT_TRUE(reattached);
+    if (ev.kind == "reattached" && ev.experiment_id == 2) reattached = ev.detail_json;
+  EXPECT_EQ(reattached, R"({"attempt":1})");
 }
 
 TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {

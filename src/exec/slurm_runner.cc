@@ -95,6 +95,13 @@ std::string JoinIds(const std::vector<std::string>& ids) {
   return out;
 }
 
+// The state of each job of `ids` that squeue still knows. squeue fails for
+// a list whose every job is purged; then every one is missing.
+std::map<std::string, std::string> QueueStates(const std::vector<std::string>& ids) {
+  RunResult q = Tool({"squeue", "-h", "-t", "all", "-o", "%i %T", "-j", JoinIds(ids)});
+  return q.ok() ? ParseQueue(q.tail) : std::map<std::string, std::string>{};
+}
+
 }  // namespace
 
 struct SlurmStepRunner::Job {
@@ -163,14 +170,12 @@ void SlurmStepRunner::FindLeftovers() {
     leftovers_[key] = left;
   }
   if (ids.empty()) return;
-  RunResult q = Tool({"squeue", "-h", "-t", "all", "-o", "%i %T", "-j", JoinIds(ids)});
-  const std::map<std::string, std::string> states =
-      q.ok() ? ParseQueue(q.tail) : std::map<std::string, std::string>{};
+  const std::map<std::string, std::string> states = QueueStates(ids);
   for (auto& [key, left] : leftovers_) {
-    if (left.job_id.empty() || key.rfind("folder:", 0) == 0) continue;
     auto s = states.find(left.job_id);
     left.live = s != states.end() && !Terminal(s->second);
-    left.reattachable = left.live || fs::exists(left.dir + "/result.json");
+    left.reattachable = key.rfind("folder:", 0) != 0 &&
+                        (left.live || fs::exists(left.dir + "/result.json"));
   }
 }
 
@@ -192,9 +197,8 @@ std::vector<std::string> SlurmStepRunner::EndLeftovers() {
     // that, so that no step of the earlier session still holds a slot.
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (Clock::now() < deadline) {
-      RunResult q = Tool({"squeue", "-h", "-t", "all", "-o", "%i %T", "-j", JoinIds(ids)});
       bool live = false;
-      for (const auto& [id, state] : ParseQueue(q.tail)) live |= !Terminal(state);
+      for (const auto& [id, state] : QueueStates(ids)) live |= !Terminal(state);
       if (!live) break;
       usleep(200 * 1000);
     }
@@ -353,10 +357,7 @@ void SlurmStepRunner::Poll() {
     polled.push_back(id);
   }
   if (ids.empty()) return;
-  RunResult q = Tool({"squeue", "-h", "-t", "all", "-o", "%i %T", "-j", JoinIds(ids)});
-  // squeue fails for a list whose every job is purged; then all are missing.
-  const std::map<std::string, std::string> states =
-      q.ok() ? ParseQueue(q.tail) : std::map<std::string, std::string>{};
+  const std::map<std::string, std::string> states = QueueStates(ids);
   for (StepId id : polled) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
