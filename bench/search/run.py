@@ -21,6 +21,8 @@ import time
 
 import optuna
 
+from common import fmt, median, run_ratchet
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
@@ -66,27 +68,6 @@ def run_optuna(bench, fn, seed, budget, checkpoints, sampler_name):
     proc.wait()
     return {"function": fn["name"], "method": sampler_name, "seed": seed, "regret": regrets,
             "seconds": time.time() - start}
-
-
-def run_ratchet(bench, fn_name, method, seeds, budget, checkpoints):
-    out = subprocess.run([bench, "run", "--functions", fn_name, "--methods", method,
-                          "--seeds", str(seeds), "--budget", str(budget),
-                          "--checkpoints", ",".join(map(str, checkpoints))],
-                         check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-def median(values):
-    finite = [math.inf if v is None else v for v in values]
-    return statistics.median(finite)
-
-
-def fmt(v):
-    if v == math.inf:
-        return "inf"
-    if v == 0:
-        return "0"
-    return f"{v:.3g}"
 
 
 def main():

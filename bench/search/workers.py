@@ -17,22 +17,12 @@ import math
 import statistics
 import subprocess
 
+from common import fmt, median, run_ratchet
+
 
 def run(bench, fn, method, workers, liar, seeds, budgets):
-    out = subprocess.run([bench, "run", "--functions", fn, "--methods", method,
-                          "--seeds", str(seeds), "--budget", str(max(budgets)),
-                          "--checkpoints", ",".join(map(str, budgets)),
-                          "--workers", str(workers)] + (["--liar", liar] if liar else []),
-                         check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-def median(values):
-    return statistics.median([math.inf if v is None else v for v in values])
-
-
-def fmt(v):
-    return "inf" if v == math.inf else "0" if v == 0 else f"{v:.3g}"
+    extra = ["--workers", str(workers)] + (["--liar", liar] if liar else [])
+    return run_ratchet(bench, fn, method, seeds, max(budgets), budgets, extra)
 
 
 def main():
