@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/experiment_flow.h"
 #include "core/proposal_pool.h"
@@ -644,12 +645,51 @@ void Engine::StartConnected(ExperimentFlow* flow, const RunSpec& verifier,
 
 bool Engine::Dispatch(StepRunner::StepId id, const RunResult& result, std::string* err) {
   auto owner = step_owner_.find(id);
-  if (owner == step_owner_.end()) return true;  // a step of a flow that is over
-  const int experiment_id = owner->second;
-  step_owner_.erase(owner);
+  const bool owned = owner != step_owner_.end();  // else a step of a flow that is over
+  const int experiment_id = owned ? owner->second : 0;
+  if (owned) step_owner_.erase(owner);
+  // Before the step's result counts: what it (or a step still running)
+  // changed of ratchet's own git state is put back.
+  std::vector<std::string> changes;
+  if (!deps_.repo->RestoreOwnedState(&changes, err)) return false;
+  if (!changes.empty() && !OwnedStateChanged(experiment_id, changes, err)) return false;
+  if (!owned) return true;
   auto it = flows_.find(experiment_id);
-  if (it == flows_.end()) return true;
+  if (it == flows_.end() || it->second->done()) return true;
   return it->second->OnStep(id, result, err) && Retire(it->second.get(), err);
+}
+
+bool Engine::OwnedStateChanged(int experiment_id, const std::vector<std::string>& changes,
+                               std::string* err) {
+  // Who could have done it: the experiment whose step just ended and every
+  // one with a step still running (only steps reach .git between checks;
+  // proposers are checked by their own guard).
+  std::set<int> suspects;
+  if (flows_.count(experiment_id)) suspects.insert(experiment_id);
+  for (const auto& [step, owner] : step_owner_)
+    if (flows_.count(owner)) suspects.insert(owner);
+  std::string list;
+  for (const std::string& c : changes) list += (list.empty() ? "" : ", ") + c;
+  std::string who;
+  for (int id : suspects) who += (who.empty() ? "#" : ", #") + std::to_string(id);
+  events_->Record(
+      suspects.size() == 1 ? *suspects.begin() : 0, "state_restored",
+      nlohmann::json{{"changes", changes},
+                     {"experiments", std::vector<int>(suspects.begin(), suspects.end())}}
+          .dump());
+  Note("a step changed ratchet's git state (" + list + ")" +
+       (who.empty() ? "" : "; it ran in experiment " + who));
+  const std::string what = "a step changed ratchet's git state: " + list +
+                           "; .git is ratchet's, a step must not write it";
+  if (suspects.size() == 1) {
+    ExperimentFlow* flow = flows_[*suspects.begin()].get();
+    return flow->StateChanged(what, err) && Retire(flow, err);
+  }
+  // Several were running: none is blamed alone, each row says so.
+  for (int id : suspects)
+    flows_[id]->Warn("while this experiment ran, a step of experiment " + who + " " +
+                     what.substr(std::string("a step ").size()));
+  return true;
 }
 
 bool Engine::Retire(ExperimentFlow* flow, std::string* err) {
@@ -744,7 +784,11 @@ void Engine::AppendNotes(const Experiment& exp, const Experiment* before) {
 }
 
 bool Engine::Run(StopSummary* summary, std::string* err) {
-  if (!Load(err) || !Recover(err) || !StartLoop(err) || !Prepare(err)) return false;
+  // From here on, ratchet's refs, HEAD, config and hooks are checked after
+  // every step (prepare is trusted; what the loop held at the start is).
+  if (!Load(err) || !Recover(err) || !StartLoop(err) ||
+      !deps_.repo->WatchOwnedState(branch_, err) || !Prepare(err))
+    return false;
   proposals_ = std::make_unique<ProposalPool>(deps_.proposer, deps_.steps, deps_.clock);
 
   Session session;

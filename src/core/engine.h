@@ -112,6 +112,11 @@ class Engine {
   bool ServeProposals(std::string* err);
   bool Dispatch(StepRunner::StepId id, const RunResult& result, std::string* err);
   bool Retire(ExperimentFlow* flow, std::string* err);
+  /// A step left `changes` in ratchet's git state (put back already): the
+  /// experiment that ran it is out of scope when it is the only one that
+  /// could have; otherwise each one's row says so.
+  bool OwnedStateChanged(int experiment_id, const std::vector<std::string>& changes,
+                         std::string* err);
   void CancelAll();
   std::string CheckStopRules(StopKind* kind) const;
 

@@ -593,6 +593,64 @@ TEST_F(EngineTest, RequiredSandboxThatDoesNotWorkIsRefused) {
 }
 
 // Many experiments in flight.
+// A run that reached .git (no sandbox) and deleted its tried ref, moved the
+// branch and planted a hook: all put back before its result counts, and its
+// experiment is out of scope, not kept; the loop goes on.
+TEST_F(EngineTest, ARunThatChangesRatchetsGitStateIsPutBackAndOutOfScope) {
+  Propose(6);  // 1: would be kept
+  Propose(5);  // 4: the next one, honest
+  run_override = [this](const RunSpec& spec) {
+    double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    if (x == 6) {
+      repo.refs.erase("refs/ratchet/tried/2");
+      repo.refs["refs/heads/ratchet/main"] = "forged";
+      repo.planted = {".git/hooks/post-checkout added (removed)"};
+    }
+    return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n", 10);
+  };
+  RunLoop("[stop]\nmax_experiments = 3\n");
+  ASSERT_EQ(ledger.experiments.size(), 3u);
+  EXPECT_EQ(StatusOf(2), Status::kOutOfScope) << Exp(2).reason;
+  for (const char* part : {"refs/ratchet/tried/2 deleted (put back)",
+                           "refs/heads/ratchet/main moved to forged (put back)",
+                           ".git/hooks/post-checkout added (removed)"})
+    EXPECT_NE(Exp(2).reason.find(part), std::string::npos) << Exp(2).reason;
+  EXPECT_EQ(repo.refs["refs/ratchet/tried/2"], Exp(2).candidate_commit) << "nothing tried is lost";
+  EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
+  EXPECT_EQ(Tip(), Exp(3).candidate_commit);
+  EXPECT_EQ(repo.Log("refs/heads/ratchet/main"),
+            (std::vector<std::string>{Exp(3).candidate_commit, "c0"}));
+  int restored = 0;
+  for (const LedgerEvent& e : ledger.events)
+    restored += e.kind == "state_restored" && e.experiment_id == 2;
+  EXPECT_EQ(restored, 1);
+  EXPECT_EQ(repo.owned_checks, static_cast<int>(steps.calls.size())) << "checked after every step";
+}
+
+// With two experiments in flight, a change cannot be pinned on one: both
+// rows say so, neither is failed for it, and the change is still put back.
+TEST_F(EngineTest, AChangeWhileSeveralRanIsPutBackAndNamedInEachRow) {
+  Propose(6);
+  Propose(5);
+  run_override = [this](const RunSpec& spec) {
+    double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    if (x == 5) repo.planted = {".git/config changed (put back)"};
+    // #2 ends last, so #3's step ends while #2's still runs.
+    const double wall = x == 6 ? 30 : 10;
+    return Exited(0, "---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n", wall);
+  };
+  RunLoop("workers = 2\n[stop]\nmax_experiments = 3\n");
+  ASSERT_EQ(ledger.experiments.size(), 3u);
+  for (int id : {2, 3}) {
+    EXPECT_NE(StatusOf(id), Status::kOutOfScope) << id;
+    bool named = false;
+    for (const std::string& w : Exp(id).warnings)
+      named = named || (w.find("experiment #2, #3 changed ratchet's git state: .git/config") !=
+                        std::string::npos);
+    EXPECT_TRUE(named) << id;
+  }
+}
+
 TEST_F(EngineTest, WorkersRunExperimentsAtOnceAndRebaseWinners) {
   // Three workers propose from the baseline at once: two winners that touch
   // different files (the second is rebased onto the first), and one that

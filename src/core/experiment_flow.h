@@ -63,6 +63,13 @@ class ExperimentFlow {
   /// The user asked to stop now: steps are being cancelled; a flow waiting
   /// for nothing (its proposal) is finished as interrupted at once.
   bool Interrupt(std::string* err);
+  /// One of this flow's steps changed ratchet's own state (`what`, put back
+  /// already): the experiment ends out of scope, its other steps cancelled.
+  bool StateChanged(const std::string& what, std::string* err) {
+    return Finish(Status::kOutOfScope, what, err);
+  }
+  /// A warning for this experiment's row.
+  void Warn(const std::string& line) { exp_.warnings.push_back(line); }
 
   bool wants_proposal() const { return stage_ == Stage::kWantProposal; }
   void proposal_started() { stage_ = Stage::kProposing; }

@@ -67,6 +67,15 @@ class Repo {
   /// Makes the loop directory's checked-out branch, index and tree exactly
   /// `sha`: tracked files restored, untracked (non-ignored) files removed.
   virtual bool RestoreTo(const std::string& sha, std::string* err) = 0;
+  /// Starts checking what ratchet owns in the repository after every step
+  /// (see src/vcs/owned_state.h): its refs (`branch` and refs/ratchet/*),
+  /// HEAD, the config, hooks and info/, recorded as they are now; ratchet's
+  /// own ref moves from then on are what is expected.
+  virtual bool WatchOwnedState(const std::string& branch, std::string* err) = 0;
+  /// What differs from that record, each difference put back where it can
+  /// be and named ("refs/ratchet/tried/3 deleted (put back)"); empty when
+  /// nothing changed, or before WatchOwnedState.
+  virtual bool RestoreOwnedState(std::vector<std::string>* changes, std::string* err) = 0;
   /// "N files, +A -D" between two commits.
   virtual bool DiffStat(const std::string& from, const std::string& to, std::string* stat,
                         std::string* err) = 0;

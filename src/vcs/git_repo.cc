@@ -264,6 +264,8 @@ bool GitRepo::CheckoutBranch(const std::string& branch, const std::string& start
     return Fail("cannot check out " + branch + " in " + dir_, err);
   if (git_repository_set_head(repo_, full.c_str()) != 0)
     return Fail("cannot point HEAD at " + branch, err);
+  owned_.Expect(full, Hex(*git_object_id(target)));
+  owned_.RereadHead();
   return true;
 }
 
@@ -280,7 +282,16 @@ bool GitRepo::SetRef(const std::string& ref, const std::string& sha, std::string
     return Fail("cannot set " + ref, err);
   }
   git_reference_free(raw);
+  owned_.Expect(ref, Hex(*git_commit_id(commit.get())));
   return true;
+}
+
+bool GitRepo::WatchOwnedState(const std::string& branch, std::string* err) {
+  return owned_.Capture(repo_, branch, err);
+}
+
+bool GitRepo::RestoreOwnedState(std::vector<std::string>* changes, std::string* err) {
+  return owned_.CheckAndRestore(repo_, changes, err);
 }
 
 bool GitRepo::ResetWorktree(const std::string& sha, std::string* err) {
@@ -345,6 +356,7 @@ bool GitRepo::AdvanceBranch(const std::string& branch, const std::string& sha,
   }
   if (rc != 0) return Fail("cannot advance " + branch, err);
   git_reference_free(raw);
+  owned_.Expect(full, Hex(*git_commit_id(target.get())));
   return ResetWorktree(sha, err);
 }
 
@@ -360,6 +372,7 @@ bool GitRepo::RestoreTo(const std::string& sha, std::string* err) {
   if (branch.empty()) {
     if (git_repository_set_head_detached(repo_, id) != 0)
       return Fail("cannot move HEAD to " + Short(sha), err);
+    owned_.RereadHead();
     return true;
   }
   git_reference* raw = nullptr;
@@ -368,6 +381,7 @@ bool GitRepo::RestoreTo(const std::string& sha, std::string* err) {
     return Fail("cannot move " + branch + " to " + Short(sha), err);
   }
   git_reference_free(raw);
+  owned_.Expect("refs/heads/" + branch, Hex(*id));
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/repo.h"
+#include "vcs/owned_state.h"
 
 struct git_repository;
 struct git_index;
@@ -61,6 +62,8 @@ class GitRepo : public Repo {
   /// detached, HEAD itself moves.
   bool RestoreTo(const std::string& sha, std::string* err) override;
   /// `from` "" means the empty tree (e.g. for a root commit).
+  bool WatchOwnedState(const std::string& branch, std::string* err) override;
+  bool RestoreOwnedState(std::vector<std::string>* changes, std::string* err) override;
   bool DiffStat(const std::string& from, const std::string& to, std::string* stat,
                 std::string* err) override;
   bool Diff(const std::string& from, const std::string& to, std::string* diff,
@@ -93,6 +96,7 @@ class GitRepo : public Repo {
   void Identity(std::string* name, std::string* email);
 
   std::string dir_;
+  OwnedState owned_;
   git_repository* repo_;
 };
 

@@ -50,8 +50,34 @@ bool FakeRepo::CheckoutBranch(const std::string& name, const std::string& start,
       return false;
     }
     refs["refs/heads/" + name] = start;
+    Own("refs/heads/" + name);
   }
   branch = name;
+  return true;
+}
+
+bool FakeRepo::WatchOwnedState(const std::string&, std::string*) {
+  watching = true;
+  expected_refs = refs;
+  return true;
+}
+
+bool FakeRepo::RestoreOwnedState(std::vector<std::string>* changes, std::string*) {
+  ++owned_checks;
+  changes->clear();
+  if (!watching) return true;
+  for (const auto& [ref, sha] : refs)
+    if (!expected_refs.count(ref)) changes->push_back(ref + " added (removed)");
+  for (const auto& [ref, sha] : expected_refs) {
+    auto now = refs.find(ref);
+    if (now == refs.end())
+      changes->push_back(ref + " deleted (put back)");
+    else if (now->second != sha)
+      changes->push_back(ref + " moved to " + now->second + " (put back)");
+  }
+  refs = expected_refs;
+  changes->insert(changes->end(), planted.begin(), planted.end());
+  planted.clear();
   return true;
 }
 
@@ -155,6 +181,7 @@ bool FakeRepo::Rebase(const std::string& base, const std::string& theirs, const 
 
 bool FakeRepo::SetRef(const std::string& ref, const std::string& sha, std::string*) {
   refs[ref] = sha;
+  Own(ref);
   return true;
 }
 
@@ -166,6 +193,7 @@ bool FakeRepo::AdvanceBranch(const std::string& name, const std::string& sha,
     return false;
   }
   ref = sha;
+  Own("refs/heads/" + name);
   worktree = commits[sha];
   return true;
 }
@@ -176,6 +204,7 @@ bool FakeRepo::RestoreTo(const std::string& sha, std::string* err) {
     return false;
   }
   refs["refs/heads/" + branch] = sha;
+  Own("refs/heads/" + branch);
   worktree = commits[sha];
   return true;
 }

@@ -50,6 +50,8 @@ class FakeRepo : public Repo {
   bool AdvanceBranch(const std::string& branch, const std::string& sha,
                      const std::string& expected_old, std::string* err) override;
   bool RestoreTo(const std::string& sha, std::string* err) override;
+  bool WatchOwnedState(const std::string& branch, std::string* err) override;
+  bool RestoreOwnedState(std::vector<std::string>* changes, std::string* err) override;
   bool DiffStat(const std::string& from, const std::string& to, std::string* stat,
                 std::string* err) override;
   bool Diff(const std::string& from, const std::string& to, std::string* diff,
@@ -76,6 +78,18 @@ class FakeRepo : public Repo {
   std::map<std::string, std::string> refs;  // "refs/heads/main" -> sha
   std::string branch = "main";              // checked out
   int next_commit = 1;
+  // Owned state: once watched, `refs` is expected as this repo itself last
+  // set it; a test changes `refs` behind its back, or plants changes of
+  // files (".git/config changed (put back)") that the next check reports.
+  bool watching = false;
+  std::map<std::string, std::string> expected_refs;
+  std::vector<std::string> planted;
+  int owned_checks = 0;
+
+ private:
+  void Own(const std::string& ref) {
+    if (watching) expected_refs[ref] = refs[ref];
+  }
 };
 
 /// The loop directory's other files, plus hashing over the repo's worktree
