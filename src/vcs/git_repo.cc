@@ -29,6 +29,10 @@ using git::StatusPtr;
 using git::TreePtr;
 
 constexpr const char kStateDir[] = ".ratchet";
+// Every tried candidate gets a ref, and the check after every step reads
+// them all: one loose file each costs about 7 us, packed about 0.5 us (5,000
+// refs, a throwaway timing). So they are packed now and then.
+constexpr int kPackRefsEvery = 64;
 
 /// Fills *err with "<what>: <libgit2's last message>" and returns false.
 /// The engine's own state is never part of a candidate, whatever .gitignore says.
@@ -283,10 +287,21 @@ bool GitRepo::SetRef(const std::string& ref, const std::string& sha, std::string
   }
   git_reference_free(raw);
   owned_.Expect(ref, Hex(*git_commit_id(commit.get())));
+  if (++refs_set_ % kPackRefsEvery == 0) PackRefs();
   return true;
 }
 
+void GitRepo::PackRefs() {
+  // Best effort, as `git pack-refs` does it: a lock held by a git command
+  // of the user's only means the refs stay loose a while longer.
+  git_refdb* refdb = nullptr;
+  if (git_repository_refdb(&refdb, repo_) != 0) return;
+  git_refdb_compress(refdb);
+  git_refdb_free(refdb);
+}
+
 bool GitRepo::WatchOwnedState(const std::string& branch, std::string* err) {
+  PackRefs();
   return owned_.Capture(repo_, branch, err);
 }
 

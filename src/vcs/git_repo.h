@@ -95,8 +95,12 @@ class GitRepo : public Repo {
   /// The author of ratchet's commits (see CheckoutCopy's comment).
   void Identity(std::string* name, std::string* email);
 
+  /// Packs loose refs into packed-refs (ratchet's tried refs pile up).
+  void PackRefs();
+
   std::string dir_;
   OwnedState owned_;
+  int refs_set_ = 0;
   git_repository* repo_;
 };
 

@@ -4,7 +4,8 @@
 // .git, and must not leave a change there that outlives it. Owned:
 //   - the refs ratchet moves: the loop branch and everything under
 //     refs/ratchet/ (the tried candidates), expected where ratchet last put
-//     them (Expect), and the commits they name, which must still exist;
+//     them (Expect); one that moved or went is put back if its commit is
+//     still in git's objects;
 //   - HEAD of the loop's worktree;
 //   - the files that make git run code or hide files from it: config (and
 //     config.worktree), hooks/ and info/ (but info/refs and info/packs,
