@@ -53,6 +53,7 @@ std::unique_ptr<SearchProposer> SearchProposer::Create(ConfigSection& section,
                                                        const LoopConfig& config,
                                                        const ProposerDeps& deps, std::string* err) {
   std::unique_ptr<SearchProposer> proposer(new SearchProposer());
+  proposer->workspace_ = deps.workspace;
   if (!ReadSearchConfig(section, config, &proposer->config_, err)) return nullptr;
   // Check the bindings now, so a typo fails before the loop starts.
   FileReader read;
@@ -147,11 +148,31 @@ std::vector<Point> SearchProposer::Pending(const ProposalRequest& request,
   return out;
 }
 
+SearchProposer::CopyFiles SearchProposer::Files(const std::string& worktree) const {
+  CopyFiles files;
+  const std::string root = workspace_ ? workspace_->root() + "/" : "";
+  if (workspace_ && worktree.size() > root.size() && worktree.compare(0, root.size(), root) == 0) {
+    files.copy = workspace_->Subtree(worktree.substr(root.size()));
+    Workspace* copy = files.copy.get();
+    files.read = [copy](const std::string& rel, std::string* content, std::string* e) {
+      return copy->ReadFile(rel, content, e);
+    };
+    files.write = [copy](const std::string& rel, const std::string& content, std::string* e) {
+      return copy->WriteFile(rel, content, e);
+    };
+  } else {
+    files.read = DirectoryReader(worktree);
+    files.write = DirectoryWriter(worktree);
+  }
+  return files;
+}
+
 Proposal SearchProposer::Propose(const ProposalRequest& request) {
   const SearchSpace& space = config_.space;
   Binding binding;
   std::string err;
-  if (!Binding::Load(space, DirectoryReader(request.worktree), &binding, &err)) {
+  const CopyFiles files = Files(request.worktree);
+  if (!Binding::Load(space, files.read, &binding, &err)) {
     return Failed("search: " + err);
   }
   const Point current = binding.current();
@@ -171,7 +192,7 @@ Proposal SearchProposer::Propose(const ProposalRequest& request) {
     p.reason = "search: " + err;
     return p;
   }
-  if (!binding.Write(s.point, DirectoryWriter(request.worktree), nullptr, &err)) {
+  if (!binding.Write(s.point, files.write, nullptr, &err)) {
     return Failed("search: " + err);
   }
   std::vector<bool> changed(space.size());
@@ -192,7 +213,8 @@ bool SearchProposer::Reapply(const ProposalRequest& request, const std::string& 
                              std::string* err) {
   const SearchSpace& space = config_.space;
   Binding binding;
-  if (!Binding::Load(space, DirectoryReader(request.worktree), &binding, err)) return false;
+  const CopyFiles files = Files(request.worktree);
+  if (!Binding::Load(space, files.read, &binding, err)) return false;
   Point point;
   if (!space.FromJson(params_json, binding.current(), &point, err)) return false;
   const std::string violated = space.Violated(point);
@@ -200,7 +222,7 @@ bool SearchProposer::Reapply(const ProposalRequest& request, const std::string& 
     *err = "rewritten point " + space.Describe(point) + " breaks the constraint " + violated;
     return false;
   }
-  return binding.Write(point, DirectoryWriter(request.worktree), nullptr, err);
+  return binding.Write(point, files.write, nullptr, err);
 }
 
 std::unique_ptr<Proposer> MakeSearchProposer(ConfigSection& section, const LoopConfig& config,

@@ -25,6 +25,8 @@
 #include <string>
 
 #include "core/proposer.h"
+#include "core/workspace.h"
+#include "propose/search/binding.h"
 #include "propose/search/optimizer.h"
 #include "propose/search/space_config.h"
 
@@ -39,7 +41,8 @@ class SearchProposer : public Proposer {
                                                 const ProposerDeps& deps, std::string* err);
 
   std::string kind() const override { return "search"; }
-  /// Writes the next point into request.worktree. kNoChange when every
+  /// Writes the next point into request.worktree (through the Workspace
+  /// port, as a Subtree, when the proposer has one). kNoChange when every
   /// admissible point has been tried; kFailed on bad hints or files.
   Proposal Propose(const ProposalRequest& request) override;
   /// Writes `params_json` (a full or partial point; missing names keep the
@@ -61,7 +64,17 @@ class SearchProposer : public Proposer {
 
  private:
   SearchProposer() = default;
+  /// The working copy's files: a Subtree of the loop's Workspace when
+  /// `worktree` lies inside it, else the folder itself (tests, benchmarks).
+  struct CopyFiles {
+    std::unique_ptr<Workspace> copy;
+    FileReader read;
+    FileWriter write;
+  };
+  CopyFiles Files(const std::string& worktree) const;
+
   SearchConfig config_;
+  Workspace* workspace_ = nullptr;
 };
 
 /// The factory for the registry (src/propose/registry.cc).

@@ -149,6 +149,73 @@ TEST_F(SearchProposerTest, ProposeWritesOnlyTheLiterals) {
   EXPECT_EQ(Read("train.cpp"), expected);
 }
 
+// The loop's files through the Workspace port, real underneath, with every
+// read and write recorded by absolute path.
+class RecordingWorkspace : public Workspace {
+ public:
+  RecordingWorkspace(std::string root, std::vector<std::string>* log)
+      : root_(std::move(root)), log_(log) {}
+  const std::string& root() const override { return root_; }
+  bool HashFiles(const std::vector<std::string>&, std::map<std::string, std::string>*,
+                 std::string*) override {
+    return false;
+  }
+  bool ReadFile(const std::string& rel, std::string* content, std::string* err) override {
+    log_->push_back("read " + root_ + "/" + rel);
+    std::ifstream in(root_ + "/" + rel, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    *content = ss.str();
+    if (!in) *err = "cannot read " + rel;
+    return static_cast<bool>(in);
+  }
+  bool WriteFile(const std::string& rel, const std::string& content, std::string*) override {
+    log_->push_back("write " + root_ + "/" + rel);
+    std::ofstream(root_ + "/" + rel, std::ios::binary) << content;
+    return true;
+  }
+  bool AppendFile(const std::string&, const std::string&, std::string*) override { return false; }
+  bool MakeDirs(const std::string&, std::string*) override { return false; }
+  bool Exists(const std::string&) override { return false; }
+  bool RemoveAll(const std::string&, std::string*) override { return false; }
+  std::unique_ptr<Workspace> Subtree(const std::string& rel) override {
+    return std::make_unique<RecordingWorkspace>(root_ + "/" + rel, log_);
+  }
+
+ private:
+  std::string root_;
+  std::vector<std::string>* log_;
+};
+
+TEST_F(SearchProposerTest, TheWorkingCopyIsWrittenThroughTheWorkspacePort) {
+  std::string err;
+  ASSERT_TRUE(ParseLoopConfig(std::string(kToml).replace(std::string(kToml).find("GOAL"), 4, "min"),
+                              (dir_ / "ratchet.toml").string(), &config_, &err))
+      << err;
+  std::vector<std::string> log;
+  RecordingWorkspace loop(dir_.string(), &log);
+  ProposerDeps deps;
+  deps.workspace = &loop;
+  ConfigSection section = config_.propose_sections["search"];
+  auto proposer = SearchProposer::Create(section, config_, deps, &err);
+  ASSERT_TRUE(proposer) << err;
+  EXPECT_EQ(log, std::vector<std::string>{"read " + dir_.string() + "/train.cpp"});
+  std::filesystem::create_directories(dir_ / "work/2");
+  std::filesystem::copy_file(dir_ / "train.cpp", dir_ / "work/2/train.cpp");
+  log.clear();
+  ProposalRequest request = Request(2);
+  request.worktree = (dir_ / "work/2").string();
+  history_.push_back(Exp(1, Status::kKeep, "", 2.0));
+  incumbent_ = 0;
+  request.history = &history_;
+  request.incumbent = &history_[0];
+  const Proposal p = proposer->Propose(request);
+  ASSERT_EQ(p.outcome, Proposal::Outcome::kCandidate) << p.reason;
+  const std::string copy = (dir_ / "work/2/train.cpp").string();
+  EXPECT_EQ(log, (std::vector<std::string>{"read " + copy, "write " + copy}));
+  EXPECT_EQ(Read("train.cpp"), kTrain) << "the loop directory is not touched";
+}
+
 TEST_F(SearchProposerTest, SameHistoryGivesTheSameProposal) {
   std::string err;
   auto a = Make(&err);
