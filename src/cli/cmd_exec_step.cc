@@ -4,14 +4,14 @@
 // Hidden from --help: ratchet's own jobs run it, users do not. SIGTERM and
 // SIGINT (scancel, a node shutting down) stop the step as a cancel, so that
 // a result is still written.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
-
 #include "base/durable_file.h"
+#include "base/read_file.h"
 #include "cli/commands.h"
 #include "exec/local_runner.h"
 #include "exec/step_wire.h"
@@ -24,16 +24,13 @@ std::atomic<bool> g_cancel{false};
 extern "C" void OnStopSignal(int) { g_cancel = true; }
 
 int ExecStep(const std::string& spec_path, const std::string& result_path) {
-  std::ifstream in(spec_path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "ratchet exec-step: cannot read %s\n", spec_path.c_str());
+  std::string text, err;
+  if (!ReadWholeFile(spec_path, &text, &err)) {
+    std::fprintf(stderr, "ratchet exec-step: %s\n", err.c_str());
     return 2;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   RunSpec spec;
-  std::string err;
-  if (!RunSpecFromJson(text.str(), &spec, &err)) {
+  if (!RunSpecFromJson(text, &spec, &err)) {
     std::fprintf(stderr, "ratchet exec-step: %s: %s\n", spec_path.c_str(), err.c_str());
     return 2;
   }

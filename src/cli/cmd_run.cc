@@ -17,8 +17,8 @@
 #include "core/engine.h"
 #include "exec/local_runner.h"
 #include "exec/slurm_runner.h"
-#include "exec/system_clock.h"
 #include "exec/step_runner.h"
+#include "exec/system_clock.h"
 #include "notify/ledger_steering.h"
 #include "notify/notify_reporter.h"
 #include "outer/outer_loop.h"
@@ -26,8 +26,10 @@
 #include "propose/registry.h"
 #include "propose/reviewer.h"
 #include "propose/search/search_proposer.h"
+#include "store/ledger_files.h"
 #include "store/loop_lock.h"
 #include "store/sqlite_ledger.h"
+#include "vcs/file_state_guard.h"
 #include "vcs/git_repo.h"
 #include "vcs/stale_locks.h"
 #include "vcs/workspace_fs.h"
@@ -180,7 +182,11 @@ int Run(const RunOptions& options) {
     return ConfigFail(config.file + ": [executor] kind = \"slurm\", but the cluster does not "
                       "answer: " + err);
   FsWorkspace workspace(paths.dir);
-  ProposerDeps proposer_deps{&runner, &workspace, SystemClock()};
+  // External proposers and the reviewer must leave .git and .ratchet as they
+  // were; the ledger's files are held open for the whole run.
+  LedgerFiles ledger_files;
+  StateGuardFactory state_guards = FileStateGuard::Factory(&ledger_files);
+  ProposerDeps proposer_deps{&runner, &workspace, SystemClock(), state_guards};
   std::unique_ptr<Proposer> proposer =
       CreateProposer(config.propose_kind, config, proposer_deps, &err);
   if (!proposer) return ConfigFail(err);
@@ -189,8 +195,8 @@ int Run(const RunOptions& options) {
   HookSet hooks;
   if (config.review.present()) {
     ConfigSection review = config.review;
-    std::shared_ptr<Mechanism> reviewer =
-        MakeReviewer(review, config, ReviewerDeps{&runner, &workspace, repo.get()}, &err);
+    std::shared_ptr<Mechanism> reviewer = MakeReviewer(
+        review, config, ReviewerDeps{&runner, &workspace, repo.get(), state_guards}, &err);
     if (!reviewer) return ConfigFail(err);
     hooks.Add(reviewer);
   }

@@ -25,18 +25,6 @@ bool FileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool ReadWholeFile(const std::string& path, std::string* content, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot read " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  *content = text.str();
-  return true;
-}
-
 bool ResolveLoop(const std::string& arg, LoopPaths* paths, std::string* err) {
   char resolved[PATH_MAX];
   if (!::realpath(arg.c_str(), resolved)) {

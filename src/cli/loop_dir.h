@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "base/read_file.h"  // ReadWholeFile, for the commands
 #include "core/config.h"
 
 namespace ratchet {
@@ -27,7 +28,6 @@ bool LoadLoopConfig(const LoopPaths& paths, LoopConfig* config, std::string* err
 bool OpenLedgerReadOnly(const LoopPaths& paths, std::unique_ptr<SqliteLedger>* ledger,
                         std::string* err);
 bool FileExists(const std::string& path);
-bool ReadWholeFile(const std::string& path, std::string* content, std::string* err);
 
 /// Prints "ratchet: <message>" on stderr and returns 1 (for `return Fail(...)`).
 int Fail(const std::string& message, int code = 1);  // prints it; returns code

@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/experiment.h"
 #include "core/runner.h"
+#include "core/state_guard.h"
 
 namespace ratchet {
 
@@ -104,6 +105,9 @@ struct ProposerDeps {
   ProcessRunner* runner = nullptr;
   Workspace* workspace = nullptr;
   Clock* clock = nullptr;
+  // A guard per run of an external program (an agent, a script), kept from
+  // writing ratchet's own state; those proposers refuse to start without it.
+  StateGuardFactory state_guards;
 };
 
 }  // namespace ratchet

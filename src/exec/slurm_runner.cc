@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/durable_file.h"
+#include "base/read_file.h"
 #include "exec/local_runner.h"
 #include "exec/step_wire.h"
 
@@ -36,11 +37,9 @@ double Since(Clock::time_point t) {
 }
 
 std::optional<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  std::string content;
+  if (!ReadWholeFile(path, &content)) return std::nullopt;
+  return content;
 }
 
 std::string SingleQuoted(const std::string& s) {

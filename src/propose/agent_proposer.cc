@@ -12,7 +12,6 @@
 #include "core/workspace.h"
 #include "propose/agent_output.h"
 #include "propose/prompt_inputs.h"
-#include "propose/state_guard.h"
 
 namespace fs = std::filesystem;
 
@@ -166,10 +165,10 @@ class AgentProposer : public Proposer {
 
     // Recorded before the agent starts, checked after it is gone: holds
     // whether or not the sandbox works here.
-    StateGuard guard;
+    std::unique_ptr<StateGuard> guard = deps_.state_guards();
     // The loop's own state, not the working copy's (which has no .git).
     const std::string root = deps_.workspace->root();
-    if (!guard.Capture(root, {rel_dir + "/agent.log", kHomes}, &err)) {
+    if (!guard->Capture(root, {rel_dir + "/agent.log", kHomes}, &err)) {
       p.reason = "cannot record ratchet's state before running the agent: " + err;
       return p;
     }
@@ -183,7 +182,7 @@ class AgentProposer : public Proposer {
       spec.readonly_paths = LegacyReadonly(root);
     }
     RunResult result = deps_.runner->Run(spec);
-    GuardReport report = guard.CheckAndRestore();
+    GuardReport report = guard->CheckAndRestore();
 
     parser.FeedCodexSession(CodexSession(home));
     AgentOutput out = parser.Finish(result.tail);
@@ -379,6 +378,10 @@ std::unique_ptr<Proposer> MakeAgentProposer(ConfigSection& section, const LoopCo
                      "instructions there (or name another file with program = ...)");
   if (!section.ok()) {
     *err = section.error();
+    return nullptr;
+  }
+  if (!deps.state_guards) {
+    *err = "internal: the agent proposer was given no state guard";
     return nullptr;
   }
   return std::make_unique<AgentProposer>(std::move(config), loop.grace_s, deps);

@@ -11,6 +11,8 @@
 #include "core/engine.h"
 #include "core/testing/fakes.h"
 #include "propose/registry.h"
+#include "store/ledger_files.h"
+#include "vcs/file_state_guard.h"
 
 namespace fs = std::filesystem;
 
@@ -83,7 +85,7 @@ timeout = "30s"
 
   StopSummary RunLoop(const std::string& extra) {
     LoopConfig config = Config(extra);
-    ProposerDeps pdeps{&runner, &workspace, &clock};
+    ProposerDeps pdeps{&runner, &workspace, &clock, FileStateGuard::Factory(&ledger_files)};
     std::string err;
     std::unique_ptr<Proposer> proposer = CreateProposer("agent", config, pdeps, &err);
     EXPECT_TRUE(proposer) << err;
@@ -128,6 +130,7 @@ timeout = "30s"
   FakeRepo repo;
   FakeWorkspace workspace;
   FakeRunner runner;  // the proposer's processes
+  LedgerFiles ledger_files;      // what the real guard keeps by inode
   FakeStepRunner steps{&clock};  // the engine's
   FakeLedger ledger;
   std::deque<std::function<RunResult(const RunSpec&)>> agents;
@@ -182,7 +185,7 @@ TEST_F(AgentLoopTest, PromptFileInputAndPlaceholders) {
       "ratchet.toml", &section, &err))
       << err;
   config.propose_sections["agent"] = section.Table("propose").Table("agent");
-  ProposerDeps pdeps{&runner, &workspace, &clock};
+  ProposerDeps pdeps{&runner, &workspace, &clock, FileStateGuard::Factory(&ledger_files)};
   auto proposer = CreateProposer("agent", config, pdeps, &err);
   ASSERT_TRUE(proposer) << err;
   std::vector<Experiment> history;
@@ -285,7 +288,7 @@ TEST_F(AgentLoopTest, CircuitBreakerFiresAfterConsecutiveFailures) {
 TEST_F(AgentLoopTest, MissingProgramIsAConfigError) {
   workspace.files.erase("program.md");
   LoopConfig config = Config();
-  ProposerDeps pdeps{&runner, &workspace, &clock};
+  ProposerDeps pdeps{&runner, &workspace, &clock, FileStateGuard::Factory(&ledger_files)};
   std::string err;
   EXPECT_FALSE(CreateProposer("agent", config, pdeps, &err));
   EXPECT_NE(err.find("program.md is not in the loop directory"), std::string::npos) << err;
@@ -369,7 +372,7 @@ TEST_F(AgentLoopTest, TheEngineSandboxIsUsedWithNetworkAndItsHome) {
   LoopConfig config = Config(
       "env = { CLAUDE_CODE_MAX_RETRIES = \"2\" }\n"
       "prices = { \"gw-model\" = { input = 1, output = 2, cache_read = 0, cache_write = 0 } }\n");
-  ProposerDeps pdeps{&runner, &workspace, &clock};
+  ProposerDeps pdeps{&runner, &workspace, &clock, FileStateGuard::Factory(&ledger_files)};
   std::string err;
   auto proposer = CreateProposer("agent", config, pdeps, &err);
   ASSERT_TRUE(proposer) << err;
@@ -439,7 +442,7 @@ class AgentGuardTest : public AgentLoopTest {
 
   Proposal ProposeIn() {
     LoopConfig config = Config();
-    ProposerDeps pdeps{&runner, &workspace, &clock};
+    ProposerDeps pdeps{&runner, &workspace, &clock, FileStateGuard::Factory(&ledger_files)};
     std::string err;
     auto proposer = CreateProposer("agent", config, pdeps, &err);
     EXPECT_TRUE(proposer) << err;

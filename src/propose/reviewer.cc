@@ -4,7 +4,6 @@
 
 #include "core/accept.h"
 #include "propose/agent_command.h"
-#include "propose/state_guard.h"
 #include "propose/agent_output.h"
 #include "propose/prompt_builder.h"
 
@@ -129,11 +128,11 @@ class Reviewer : public Mechanism {
 
     std::string before;
     if (!Fingerprint(candidate, &before, &err)) return Failed(&verdict, err);
-    StateGuard guard;
-    if (!guard.Capture(root, {rel_dir + "/review.log"}, &err))
+    std::unique_ptr<StateGuard> guard = deps_.state_guards();
+    if (!guard->Capture(root, {rel_dir + "/review.log"}, &err))
       return Failed(&verdict, "cannot record ratchet's state before the review: " + err);
     RunResult result = deps_.runner->Run(spec);
-    GuardReport report = guard.CheckAndRestore();
+    GuardReport report = guard->CheckAndRestore();
     std::string after;
     bool tree_ok = Fingerprint(candidate, &after, &err) && after == before;
 
@@ -273,6 +272,10 @@ std::shared_ptr<Mechanism> MakeReviewer(ConfigSection& section, const LoopConfig
       !deps.workspace->Exists(instructions))
     section.Fail("instructions", instructions + " is not in the loop directory");
   if (!section.Finish(err)) return nullptr;
+  if (!deps.state_guards) {
+    *err = "internal: the reviewer was given no state guard";
+    return nullptr;
+  }
   return std::make_shared<Reviewer>(std::move(command), std::move(model), std::move(instructions),
                                     approve_on_error, network, config, deps);
 }

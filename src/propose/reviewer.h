@@ -15,7 +15,7 @@
 //   {"decision": "approve" | "reject", "reason": "one line"}
 // It runs in the loop directory, which is read-only to it where a sandbox
 // works; either way, a reviewer that changes the candidate's files, .git or
-// .ratchet is caught (StateGuard, state_guard.h) and the candidate rejected. Its files
+// .ratchet is caught (StateGuard, core/state_guard.h) and the candidate rejected. Its files
 // are in .ratchet/runs/<id>/: review-request.md, review.diff, review.log,
 // review.json. Tokens and cost it reports are added to the experiment.
 #pragma once
@@ -28,6 +28,7 @@
 #include "core/hooks.h"
 #include "core/repo.h"
 #include "core/runner.h"
+#include "core/state_guard.h"
 #include "core/workspace.h"
 
 namespace ratchet {
@@ -36,6 +37,7 @@ struct ReviewerDeps {
   ProcessRunner* runner = nullptr;
   Workspace* workspace = nullptr;
   Repo* repo = nullptr;  // to see whether the reviewer changed the tree
+  StateGuardFactory state_guards;  // one guard per review (required)
 };
 
 /// Builds the reviewer from [review] (read strictly: unknown keys are

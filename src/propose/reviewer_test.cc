@@ -4,6 +4,8 @@
 
 #include "core/engine.h"
 #include "core/testing/fakes.h"
+#include "store/ledger_files.h"
+#include "vcs/file_state_guard.h"
 
 namespace ratchet {
 namespace {
@@ -44,7 +46,9 @@ command = "true"
     ConfigSection root;
     EXPECT_TRUE(ConfigSection::Parse("[review]\n" + body, "ratchet.toml", &root, err)) << *err;
     ConfigSection section = root.Table("review");
-    return MakeReviewer(section, config, ReviewerDeps{&runner, &workspace, &repo}, err);
+    return MakeReviewer(
+        section, config,
+        ReviewerDeps{&runner, &workspace, &repo, FileStateGuard::Factory(&ledger_files)}, err);
   }
 
   CandidateVerdict Review(const std::string& body = "command = \"reviewer --diff {diff_file}\"\n") {
@@ -76,6 +80,7 @@ command = "true"
   FakeRepo repo;
   FakeWorkspace workspace;
   FakeRunner runner;
+  LedgerFiles ledger_files;
   std::function<RunResult(const RunSpec&)> review;
   std::vector<RunSpec> specs;
 };

@@ -4,7 +4,6 @@
 #include "core/runner.h"
 #include "core/workspace.h"
 #include "propose/history_json.h"
-#include "propose/state_guard.h"
 
 namespace ratchet {
 namespace {
@@ -54,15 +53,15 @@ class ScriptProposer : public Proposer {
       spec.env.push_back({"HOME", spec.sandbox.home});
     // The sandbox shows the script its working copy and nothing of .git and
     // .ratchet; where the loop opted out of it, the guard holds (see
-    // state_guard.h).
+    // core/state_guard.h).
     const std::string root = deps_.workspace->root();
-    StateGuard guard;
-    if (!guard.Capture(root, {rel_dir + "/propose.log"}, &err)) {
+    std::unique_ptr<StateGuard> guard = deps_.state_guards();
+    if (!guard->Capture(root, {rel_dir + "/propose.log"}, &err)) {
       p.reason = "cannot record ratchet's state before running the script: " + err;
       return p;
     }
     RunResult result = deps_.runner->Run(spec);
-    GuardReport report = guard.CheckAndRestore();
+    GuardReport report = guard->CheckAndRestore();
     const std::string log = " (log: " + rel_dir + "/propose.log)";
     if (!report.clean()) {
       p.reason = "the propose script " + report.Describe() +
@@ -109,6 +108,10 @@ std::unique_ptr<Proposer> MakeScriptProposer(ConfigSection& section, const LoopC
   }
   if (!section.ok()) {
     *err = section.error();
+    return nullptr;
+  }
+  if (!deps.state_guards) {
+    *err = "internal: the script proposer was given no state guard";
     return nullptr;
   }
   return std::make_unique<ScriptProposer>(command, timeout, deps);

@@ -8,7 +8,7 @@
 // loop guidance, one line each) in its environment. It edits the files in
 // place and prints a one-line description of its change as its last line of
 // output. A non-zero exit, the timeout, or a write to .git or .ratchet is a
-// failed proposal (see state_guard.h). Its output is
+// failed proposal (see core/state_guard.h). Its output is
 // kept in .ratchet/runs/<id>/propose.log. Where a sandbox works, .git and
 // .ratchet are read-only to it.
 #pragma once

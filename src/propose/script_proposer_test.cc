@@ -4,6 +4,8 @@
 
 #include "core/testing/fakes.h"
 #include "propose/registry.h"
+#include "store/ledger_files.h"
+#include "vcs/file_state_guard.h"
 
 namespace ratchet {
 namespace {
@@ -14,6 +16,7 @@ class ScriptProposerTest : public ::testing::Test {
     deps.runner = &runner;
     deps.workspace = &workspace;
     deps.clock = &clock;
+    deps.state_guards = FileStateGuard::Factory(&ledger_files);
     std::string err;
     EXPECT_TRUE(ParseLoopConfig(R"(
 [edit]
@@ -49,6 +52,7 @@ timeout = "30s"
   FakeWorkspace workspace;
   FakeRunner runner;
   FakeClock clock;
+  LedgerFiles ledger_files;
   ProposerDeps deps;
   LoopConfig config;
   std::vector<Experiment> history;

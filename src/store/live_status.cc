@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/durable_file.h"
+#include "base/read_file.h"
 #include "store/json_fields.h"
 
 namespace ratchet {
@@ -73,14 +74,12 @@ bool WriteLiveStatus(const std::string& path, const LiveStatus& live, std::strin
 }
 
 bool ReadLiveStatus(const std::string& path, LiveStatus* live, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  if (!ReadWholeFile(path, &text)) {
     *err = "no live status at " + path;
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!ParseLiveStatus(ss.str(), live)) {
+  if (!ParseLiveStatus(text, live)) {
     *err = path + " is not a valid live status";
     return false;
   }

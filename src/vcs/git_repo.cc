@@ -1,9 +1,5 @@
 #include "vcs/git_repo.h"
 
-#include "vcs/work_copy.h"
-
-#include "vcs/git_util.h"
-
 #include <git2.h>
 #include <sys/stat.h>
 
@@ -12,6 +8,10 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "base/read_file.h"
+#include "vcs/git_util.h"
+#include "vcs/work_copy.h"
 
 namespace ratchet {
 namespace {
@@ -40,9 +40,6 @@ bool IsStatePath(const char* path) {
   size_t n = sizeof(kStateDir) - 1;
   return std::strncmp(path, kStateDir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
-
-/// Resolves any revision (sha, short sha, ref name) to a commit.
-std::string Short(const std::string& sha) { return sha.substr(0, 7); }
 
 }  // namespace
 
@@ -104,14 +101,7 @@ bool GitRepo::EnsureExcluded(const std::string& pattern, std::string* err) {
   std::string info_dir = std::string(git_repository_path(repo_)) + "info";
   std::string path = info_dir + "/exclude";
   std::string content;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      content = ss.str();
-    }
-  }
+  if (!ReadWholeFile(path, &content)) content.clear();  // none yet
   std::istringstream lines(content);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -334,12 +324,12 @@ bool GitRepo::ResetWorktree(const std::string& sha, std::string* err) {
   opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
   opts.baseline = baseline.get();
   if (git_checkout_tree(repo_, reinterpret_cast<git_object*>(raw_tree), &opts) != 0)
-    return Fail("cannot restore the working tree of " + dir_ + " to " + Short(sha), err);
+    return Fail("cannot restore the working tree of " + dir_ + " to " + git::ShortSha(sha), err);
   // Checkout updates the entries it touched; make the index exactly the tree
   // (read_tree keeps the stat data of unchanged entries, so it stays fast).
   if (git_index_read(raw_index, 1) != 0 || git_index_read_tree(raw_index, raw_tree) != 0 ||
       git_index_write(raw_index) != 0) {
-    return Fail("cannot reset the git index to " + Short(sha), err);
+    return Fail("cannot reset the git index to " + git::ShortSha(sha), err);
   }
   return true;
 }
@@ -364,8 +354,8 @@ bool GitRepo::AdvanceBranch(const std::string& branch, const std::string& sha,
     std::string now;
     std::string ignored;
     ResolveRef(full, &now, &ignored);
-    *err = "branch " + branch + " moved: expected it at " + Short(expected_old) + ", it is at " +
-           (now.empty() ? std::string("nothing") : Short(now)) +
+    *err = "branch " + branch + " moved: expected it at " + git::ShortSha(expected_old) +
+           ", it is at " + (now.empty() ? std::string("nothing") : git::ShortSha(now)) +
            " (did something else commit to the loop branch?)";
     return false;
   }
@@ -386,14 +376,14 @@ bool GitRepo::RestoreTo(const std::string& sha, std::string* err) {
   if (!CurrentBranch(&branch, err)) return false;
   if (branch.empty()) {
     if (git_repository_set_head_detached(repo_, id) != 0)
-      return Fail("cannot move HEAD to " + Short(sha), err);
+      return Fail("cannot move HEAD to " + git::ShortSha(sha), err);
     owned_.RereadHead();
     return true;
   }
   git_reference* raw = nullptr;
   if (git_reference_create(&raw, repo_, ("refs/heads/" + branch).c_str(), id, 1,
                            "ratchet: restore") != 0) {
-    return Fail("cannot move " + branch + " to " + Short(sha), err);
+    return Fail("cannot move " + branch + " to " + git::ShortSha(sha), err);
   }
   git_reference_free(raw);
   owned_.Expect("refs/heads/" + branch, Hex(*id));

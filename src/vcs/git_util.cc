@@ -8,6 +8,8 @@ bool Fail(const std::string& what, std::string* err) {
   return false;
 }
 
+std::string ShortSha(const std::string& sha) { return sha.substr(0, 7); }
+
 std::string Hex(const git_oid& oid) {
   char buf[GIT_OID_HEXSZ + 1];
   git_oid_tostr(buf, sizeof buf, &oid);

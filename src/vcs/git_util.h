@@ -34,6 +34,9 @@ bool Fail(const std::string& what, std::string* err);
 /// The full hex id.
 std::string Hex(const git_oid& oid);
 
+/// The first 7 hex digits, as in messages.
+std::string ShortSha(const std::string& sha);
+
 /// `rev` (a sha, ref or any revision git understands) peeled to a commit.
 bool LookupCommit(git_repository* repo, const std::string& rev, CommitPtr* out, std::string* err);
 

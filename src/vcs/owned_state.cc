@@ -4,11 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "base/durable_file.h"
+#include "base/read_file.h"
 #include "vcs/git_util.h"
 
 namespace fs = std::filesystem;
@@ -17,8 +16,6 @@ namespace ratchet {
 namespace {
 
 const char kOwnedRefs[] = "refs/ratchet/";
-
-std::string Short(const std::string& sha) { return sha.substr(0, 7); }
 
 bool WithSlash(std::string* dir) {
   if (dir->empty()) return false;
@@ -39,11 +36,7 @@ bool ReadEntry(const std::string& path, OwnedState::File* file) {
     return !ec;
   }
   if (!S_ISREG(st.st_mode)) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  file->bytes = s.str();
-  return static_cast<bool>(in) || in.eof();
+  return ReadWholeFile(path, &file->bytes);
 }
 
 bool Same(const OwnedState::File& a, const OwnedState::File& b) {
@@ -203,13 +196,15 @@ bool OwnedState::CheckAndRestore(git_repository* repo, std::vector<std::string>*
     const bool restored = exists && git_reference_create(&made, repo, name.c_str(), &oid, 1,
                                                          "ratchet: put back") == 0;
     git_reference_free(made);
-    std::string what = now == refs.end()                        ? " deleted"
-                       : now->second.rfind("symbolic:", 0) == 0 ? " made symbolic"
-                                                                : " moved to " + Short(now->second);
-    changes->push_back(name + what +
-                       (restored ? " (put back)"
-                        : exists ? " (could not be put back)"
-                                 : " (could not be put back: commit " + Short(sha) + " is gone)"));
+    std::string what = now == refs.end() ? " deleted"
+                       : now->second.rfind("symbolic:", 0) == 0
+                           ? " made symbolic"
+                           : " moved to " + git::ShortSha(now->second);
+    changes->push_back(
+        name + what +
+        (restored ? " (put back)"
+         : exists ? " (could not be put back)"
+                  : " (could not be put back: commit " + git::ShortSha(sha) + " is gone)"));
     if (!restored) lost.push_back(name);
   }
   // Said once: what cannot be undone is not expected any more.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/read_file.h"
 #include "core/config.h"
 #include "store/live_status.h"
 #include "store/sqlite_ledger.h"
@@ -57,12 +58,10 @@ LiveView ReadLive(const std::string& path) {
 LoopSettings ReadSettings(const std::string& dir, Ledger* ledger) {
   LoopSettings settings;
   settings.name = std::filesystem::path(dir).filename().string();
-  std::ifstream in(dir + "/ratchet.toml");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text, err;
   LoopConfig config;
-  std::string err;
-  if (in && ParseLoopConfig(text.str(), dir + "/ratchet.toml", &config, &err)) {
+  if (ReadWholeFile(dir + "/ratchet.toml", &text) &&
+      ParseLoopConfig(text, dir + "/ratchet.toml", &config, &err)) {
     settings.metric_name = config.metric_name;
     settings.minimize = config.goal == Goal::kMin;
     settings.target = config.target;

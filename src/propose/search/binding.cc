@@ -1,7 +1,5 @@
 #include "propose/search/binding.h"
 
-#include "base/durable_file.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -10,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "base/durable_file.h"
+#include "base/read_file.h"
 
 namespace ratchet {
 
@@ -478,23 +479,11 @@ std::string ReplaceLiterals(const std::string& content,
 
 namespace {
 
-bool ReadWhole(const std::string& path, std::string* content, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot read " + path;
-    return false;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *content = ss.str();
-  return true;
-}
-
 }  // namespace
 
 FileReader DirectoryReader(const std::string& dir) {
   return [dir](const std::string& rel, std::string* content, std::string* err) {
-    return ReadWhole(dir + "/" + rel, content, err);
+    return ReadWholeFile(dir + "/" + rel, content, err);
   };
 }
 

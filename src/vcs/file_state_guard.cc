@@ -1,4 +1,4 @@
-#include "propose/state_guard.h"
+#include "vcs/file_state_guard.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,11 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <sstream>
+#include <set>
 
 #include "base/durable_file.h"
+#include "base/read_file.h"
 
 namespace fs = std::filesystem;
 
@@ -30,69 +29,6 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 
 bool IsUnder(const std::string& rel, const std::string& dir) {
   return rel == dir || StartsWith(rel, dir + "/");
-}
-
-bool Pinned(const std::string& rel) {
-  return rel == ".ratchet/ledger.db" || rel == ".ratchet/ledger.db-wal" ||
-         rel == ".ratchet/ledger.db-shm" || rel == ".ratchet/lock";
-}
-
-bool ReadAll(const std::string& path, std::string* content) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *content = s.str();
-  return !in.bad();
-}
-
-// ratchet's own SQLite connection holds POSIX record locks on the ledger
-// files, and closing *any* descriptor of a file drops every such lock the
-// process holds on it: SQLite would then believe no one else has the ledger
-// open (and, say, let another process checkpoint and delete its log). So a
-// held-open file is opened here once and its descriptor never closed.
-int HeldFd(const std::string& path, uint64_t dev, uint64_t ino) {
-  static std::mutex mu;
-  static std::map<std::pair<uint64_t, uint64_t>, int> fds;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = fds.find({dev, ino});
-  if (it != fds.end()) return it->second;
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return -1;  // kept open: see above
-  fds[{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}] = fd;
-  return st.st_dev == dev && st.st_ino == ino ? fd : -1;
-}
-
-bool ReadFd(int fd, std::string* content) {
-  content->clear();
-  char buf[1 << 16];
-  off_t at = 0;
-  while (true) {
-    ssize_t n = ::pread(fd, buf, sizeof buf, at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    content->append(buf, static_cast<size_t>(n));
-    at += n;
-  }
-}
-
-// Writes `content` into the held-open file itself, not a replacement, so
-// every open handle on it (SQLite's) sees the restored bytes.
-bool WriteInPlace(int fd, const std::string& content, unsigned mode) {
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n =
-        ::pwrite(fd, content.data() + done, content.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return ::ftruncate(fd, static_cast<off_t>(content.size())) == 0 &&
-         ::fchmod(fd, mode & 07777) == 0 && ::fsync(fd) == 0;
 }
 
 // Replaces whatever is at `path` with a new regular file.
@@ -113,24 +49,13 @@ void RemoveAny(const std::string& path) {
 
 }  // namespace
 
-std::string GuardReport::Describe() const {
-  auto list = [](const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size() && i < 5; ++i) out += (i ? ", " : "") + items[i];
-    if (items.size() > 5) out += " and " + std::to_string(items.size() - 5) + " more";
-    return out;
-  };
-  if (changed.empty()) return "";
-  std::string out = "changed " + list(changed);
-  if (fatal) return out + "; " + detail;
-  if (not_restored.empty()) return out + " (put back)";
-  if (not_restored.size() == changed.size()) return out + " (could not be undone)";
-  return out + " (put back, except " + list(not_restored) + ")";
+StateGuardFactory FileStateGuard::Factory(HeldFiles* held) {
+  return [held] { return std::make_unique<FileStateGuard>(held); };
 }
 
-StateGuard::~StateGuard() { DropAsideLinks(); }
+FileStateGuard::~FileStateGuard() { DropAsideLinks(); }
 
-bool StateGuard::Guarded(const std::string& rel) const {
+bool FileStateGuard::Guarded(const std::string& rel) const {
   if (!IsUnder(rel, ".git") && !IsUnder(rel, ".ratchet")) return false;
   // Working copies and scratch homes are the experiments' own.
   for (const char* dir : {".git/objects", ".git/logs", ".git/lfs", kAsideDir, ".ratchet/work",
@@ -150,7 +75,13 @@ bool StateGuard::Guarded(const std::string& rel) const {
   return std::find(skip_.begin(), skip_.end(), rel) == skip_.end();
 }
 
-bool StateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
+bool FileStateGuard::ReadEntry(const std::string& rel, const Entry& e,
+                               std::string* content) const {
+  const std::string path = root_ + "/" + rel;
+  return e.held ? held_->Read(path, e.dev, e.ino, content) : ReadWholeFile(path, content);
+}
+
+bool FileStateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
                       std::string* err) const {
   out->clear();
   auto add = [&](const fs::path& path) -> bool {
@@ -164,8 +95,8 @@ bool StateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
     e.size = static_cast<uint64_t>(st.st_size);
     e.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     e.mode = st.st_mode & 07777;
-    e.pinned = Pinned(rel);
-    e.restore_only = rel == ".ratchet/ledger.db-shm";
+    e.held = held_ && held_->Held(rel);
+    e.restore_only = e.held && held_->WrittenByReaders(rel);
     if (S_ISDIR(st.st_mode)) return true;  // folders are implied by their files
     if (S_ISLNK(st.st_mode)) {
       e.kind = Entry::Kind::kSymlink;
@@ -173,12 +104,10 @@ bool StateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
       e.link_target = fs::read_symlink(path, ec).string();
     } else if (S_ISREG(st.st_mode)) {
       e.kind = Entry::Kind::kFile;
-      e.watch_only = !e.pinned && (IsUnder(rel, ".ratchet/runs") || e.size > kMaxKeptBytes);
+      e.watch_only = !e.held && (IsUnder(rel, ".ratchet/runs") || e.size > kMaxKeptBytes);
       if (with_content && !e.watch_only) {
         std::string content;
-        bool read =
-            e.pinned ? ReadFd(HeldFd(path, e.dev, e.ino), &content) : ReadAll(path, &content);
-        if (!read) {
+        if (!ReadEntry(rel, e, &content)) {
           *err = "cannot read " + path.string() + ": " + std::strerror(errno);
           return false;
         }
@@ -215,7 +144,7 @@ bool StateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
   return true;
 }
 
-bool StateGuard::Capture(const std::string& root, const std::vector<std::string>& skip,
+bool FileStateGuard::Capture(const std::string& root, const std::vector<std::string>& skip,
                          std::string* err) {
   DropAsideLinks();
   root_ = fs::path(root).lexically_normal().string();
@@ -229,7 +158,7 @@ bool StateGuard::Capture(const std::string& root, const std::vector<std::string>
   if (!Scan(&before_, true, err)) return false;
   bool made_dir = false;
   for (const auto& [rel, e] : before_) {
-    if (!e.pinned || e.kind != Entry::Kind::kFile) continue;
+    if (!e.held || e.kind != Entry::Kind::kFile) continue;
     if (!made_dir) {
       fs::create_directories(aside_dir, ec);
       made_dir = true;
@@ -240,16 +169,16 @@ bool StateGuard::Capture(const std::string& root, const std::vector<std::string>
   return true;
 }
 
-void StateGuard::DropAsideLinks() {
+void FileStateGuard::DropAsideLinks() {
   for (const auto& [rel, aside] : aside_) ::unlink(aside.c_str());
   aside_.clear();
   if (!root_.empty()) ::rmdir((root_ + "/" + kAsideDir).c_str());
 }
 
-void StateGuard::Restore(const std::string& rel, const Entry& before, const Entry* now,
+void FileStateGuard::Restore(const std::string& rel, const Entry& before, const Entry* now,
                          GuardReport* report) {
   const std::string path = root_ + "/" + rel;
-  if (before.pinned && before.kind == Entry::Kind::kFile) {
+  if (before.held && before.kind == Entry::Kind::kFile) {
     if (!now || now->kind != Entry::Kind::kFile || now->ino != before.ino ||
         now->dev != before.dev) {
       // Deleted or replaced: put the very file ratchet has open back.
@@ -263,7 +192,7 @@ void StateGuard::Restore(const std::string& rel, const Entry& before, const Entr
         report->detail = rel +
                          " was deleted or replaced and ratchet's copy of it is gone; "
                          "ratchet cannot go on writing to it";
-        // Leave the last known bytes at the path, so the ledger can be read.
+        // Leave the last known bytes at the path, so they can be read.
         if (before.content) WriteNew(path, *before.content, before.mode);
         return;
       }
@@ -278,7 +207,7 @@ void StateGuard::Restore(const std::string& rel, const Entry& before, const Entr
       aside_.erase(it);
     }
     if (!before.content ||
-        !WriteInPlace(HeldFd(path, before.dev, before.ino), *before.content, before.mode)) {
+        !held_->WriteInPlace(path, before.dev, before.ino, *before.content, before.mode)) {
       report->fatal = true;
       report->not_restored.push_back(rel);
       report->detail = "cannot restore the bytes of " + rel;
@@ -304,7 +233,7 @@ void StateGuard::Restore(const std::string& rel, const Entry& before, const Entr
   report->not_restored.push_back(rel);
 }
 
-GuardReport StateGuard::CheckAndRestore() {
+GuardReport FileStateGuard::CheckAndRestore() {
   GuardReport report;
   std::map<std::string, Entry> now;
   std::string err;
@@ -315,7 +244,7 @@ GuardReport StateGuard::CheckAndRestore() {
     report.detail = err;
     return report;
   }
-  bool ledger_restored = false;
+  std::set<std::string> restore_too;  // held files that go back with a restored one
   for (const auto& [rel, before] : before_) {
     auto it = now.find(rel);
     const Entry* cur = it == now.end() ? nullptr : &it->second;
@@ -324,20 +253,17 @@ GuardReport StateGuard::CheckAndRestore() {
       if (cur && cur->ino == before.ino && cur->dev == before.dev) continue;
       report.changed.push_back(rel);
       Restore(rel, before, cur, &report);
-      ledger_restored = true;
       continue;
     }
     bool differs = !cur || cur->kind != before.kind || cur->mode != before.mode;
-    if (!differs && before.pinned) differs = cur->ino != before.ino || cur->dev != before.dev;
+    if (!differs && before.held) differs = cur->ino != before.ino || cur->dev != before.dev;
     if (!differs && before.kind == Entry::Kind::kSymlink)
       differs = cur->link_target != before.link_target;
     if (!differs && before.kind == Entry::Kind::kFile) {
       if (before.content) {
         // Bytes, not times: a time can be set back.
         std::string content;
-        const std::string path = root_ + "/" + rel;
-        bool read = before.pinned ? ReadFd(HeldFd(path, before.dev, before.ino), &content)
-                                  : ReadAll(path, &content);
+        bool read = ReadEntry(rel, before, &content);
         differs = cur->size != before.size || !read || content != *before.content;
       } else {
         differs =
@@ -347,23 +273,25 @@ GuardReport StateGuard::CheckAndRestore() {
     if (!differs) continue;
     report.changed.push_back(rel);
     Restore(rel, before, cur, &report);
-    if (before.pinned && rel != ".ratchet/lock") ledger_restored = true;
+    if (before.held) {
+      std::string with = held_->RestoredWith(rel);
+      if (!with.empty()) restore_too.insert(with);
+    }
   }
   for (const auto& [rel, entry] : now) {
     if (before_.count(rel)) continue;
     report.changed.push_back(rel);  // appeared: remove it
     RemoveAny(root_ + "/" + rel);
   }
-  if (ledger_restored) {
-    // SQLite's shared-memory index must match the restored log, so it goes
-    // back to its state at Capture too (its bytes are not compared: readers
-    // write it).
-    auto shm = before_.find(".ratchet/ledger.db-shm");
-    if (shm != before_.end() && std::find(report.changed.begin(), report.changed.end(),
-                                          shm->first) == report.changed.end()) {
-      auto cur = now.find(shm->first);
-      Restore(shm->first, shm->second, cur == now.end() ? nullptr : &cur->second, &report);
-    }
+  // E.g. SQLite's shared-memory index must match a restored log, so it goes
+  // back to its state at Capture too, although its bytes are not compared.
+  for (const std::string& rel : restore_too) {
+    auto before = before_.find(rel);
+    if (before == before_.end() ||
+        std::find(report.changed.begin(), report.changed.end(), rel) != report.changed.end())
+      continue;
+    auto cur = now.find(rel);
+    Restore(rel, before->second, cur == now.end() ? nullptr : &cur->second, &report);
   }
   DropAsideLinks();
   std::sort(report.changed.begin(), report.changed.end());

@@ -1,7 +1,7 @@
 // The guard against real files: a real git directory layout, and a real
 // SQLite ledger in WAL mode held open by "ratchet" while another process
 // (the sqlite3 shell, standing in for an agent) writes to it.
-#include "propose/state_guard.h"
+#include "vcs/file_state_guard.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "store/ledger_files.h"
 
 namespace fs = std::filesystem;
 
@@ -94,10 +96,11 @@ class GuardTest : public ::testing::Test {
 
   fs::path root;
   sqlite3* db = nullptr;
+  LedgerFiles ledger_files;
 };
 
 TEST_F(GuardTest, NothingChangedIsClean) {
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   // What git and ratchet write on their own is not the agent's doing.
@@ -113,7 +116,7 @@ TEST_F(GuardTest, NothingChangedIsClean) {
 }
 
 TEST_F(GuardTest, GitMetadataIsPutBackAndNewFilesRemoved) {
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {".ratchet/runs/2/agent.log"}, &err)) << err;
   Write(root / ".git/refs/heads/ratchet/main", "2222222222222222222222222222222222222222\n");
@@ -139,7 +142,7 @@ TEST_F(GuardTest, GitMetadataIsPutBackAndNewFilesRemoved) {
 }
 
 TEST_F(GuardTest, ChangedRunLogsAreReportedNotUndone) {
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   Write(root / ".ratchet/runs/1/run.log", "val_bpb: 0.1\n");
@@ -152,7 +155,7 @@ TEST_F(GuardTest, ChangedRunLogsAreReportedNotUndone) {
 
 TEST_F(GuardTest, LedgerWrittenByAnotherProcessIsRestoredUnderTheOpenConnection) {
   OpenLedger();
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   const std::string db_bytes = Read(root / ".ratchet/ledger.db");
@@ -181,7 +184,7 @@ TEST_F(GuardTest, LedgerWrittenByAnotherProcessIsRestoredUnderTheOpenConnection)
 // and deletes its log behind ratchet's back.
 TEST_F(GuardTest, RatchetsSqliteLocksSurviveTheGuard) {
   OpenLedger();
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   ASSERT_EQ(Shell(Sqlite3("UPDATE experiments SET metric = 0.5 WHERE id = 2")), 0);
@@ -198,7 +201,7 @@ TEST_F(GuardTest, DeletedOrReplacedLedgerIsTheSameFileAgain) {
   const uint64_t inode = Inode(root / ".ratchet/ledger.db");
   for (const char* how : {"rm -f", "replace"}) {
     SCOPED_TRACE(how);
-    StateGuard guard;
+    FileStateGuard guard(&ledger_files);
     std::string err;
     ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
     fs::path ledger = root / ".ratchet/ledger.db";
@@ -220,7 +223,7 @@ TEST_F(GuardTest, DeletedOrReplacedLedgerIsTheSameFileAgain) {
 
 TEST_F(GuardTest, WipingRatchetStateIsFatal) {
   OpenLedger();
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   ASSERT_TRUE(fs::exists(root / ".ratchet/guard/ledger.db"));  // the aside link
@@ -236,7 +239,7 @@ TEST_F(GuardTest, WipingRatchetStateIsFatal) {
 
 TEST_F(GuardTest, StaleAsideLinksFromACrashAreCleared) {
   Write(root / ".ratchet/guard/ledger.db", "stale");
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   EXPECT_FALSE(fs::exists(root / ".ratchet/guard/ledger.db"));
@@ -246,10 +249,26 @@ TEST_F(GuardTest, StaleAsideLinksFromACrashAreCleared) {
 TEST_F(GuardTest, MissingFoldersAreNothingToGuard) {
   fs::remove_all(root / ".git");
   fs::remove_all(root / ".ratchet");
-  StateGuard guard;
+  FileStateGuard guard(&ledger_files);
   std::string err;
   ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
   EXPECT_TRUE(guard.CheckAndRestore().clean());
+}
+
+// Told of no held files, the guard treats the ledger as any other file: its
+// bytes are put back by a replacement file.
+TEST_F(GuardTest, WithoutHeldFilesTheLedgerIsAnOrdinaryFile) {
+  Write(root / ".ratchet/ledger.db", "ledger bytes");
+  const uint64_t inode = Inode(root / ".ratchet/ledger.db");
+  FileStateGuard guard(nullptr);
+  std::string err;
+  ASSERT_TRUE(guard.Capture(root, {}, &err)) << err;
+  EXPECT_FALSE(fs::exists(root / ".ratchet/guard"));  // nothing linked aside
+  Write(root / ".ratchet/ledger.db", "forged");
+  GuardReport report = guard.CheckAndRestore();
+  EXPECT_EQ(report.Describe(), "changed .ratchet/ledger.db (put back)");
+  EXPECT_EQ(Read(root / ".ratchet/ledger.db"), "ledger bytes");
+  EXPECT_NE(Inode(root / ".ratchet/ledger.db"), inode);
 }
 
 }  // namespace
