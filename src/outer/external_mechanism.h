@@ -46,11 +46,11 @@ class ExternalMechanism : public OuterMechanism {
   std::string name() const override { return spec_.name; }
   std::vector<Hook> hooks() const override { return hooks_; }
   /// "crash", "hang" or "garbage" once failed, else "".
-  const std::string& failure_kind() const { return failure_kind_; }
+  std::string failure_kind() const override { return failure_kind_; }
   /// Answers exchanged, replays included.
   long long exchanges() const { return exchanges_; }
   /// Stops the program (a retired mechanism).
-  void Stop();
+  void Stop() override;
 
  protected:
   bool DoBeforePropose(const LoopView& view, Guidance* guidance) override;

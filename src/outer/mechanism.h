@@ -27,6 +27,11 @@ class OuterMechanism : public Mechanism {
   const std::set<int>& acted() const { return acted_; }
   /// Non-empty once the mechanism has failed; it then answers nothing.
   const std::string& failure() const { return failure_; }
+  /// How it failed, for the ledger: "failed" unless the mechanism tells
+  /// kinds apart (an external program: "crash", "hang", "garbage").
+  virtual std::string failure_kind() const { return "failed"; }
+  /// Retired: release what it holds (an external program is stopped).
+  virtual void Stop() {}
 
  protected:
   /// Each returns true when it acted on the experiment (added guidance or

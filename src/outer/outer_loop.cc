@@ -37,7 +37,7 @@ OuterLoop::OuterLoop(const OuterConfig& outer, const LoopConfig& config, const O
 
 OuterLoop::~OuterLoop() {
   for (Managed& m : managed_)
-    if (auto* e = dynamic_cast<ExternalMechanism*>(m.mechanism.get())) e->Stop();
+    if (m.mechanism) m.mechanism->Stop();
 }
 
 std::shared_ptr<OuterMechanism> OuterLoop::MakeBuiltin(const std::string& name,
@@ -134,8 +134,7 @@ void OuterLoop::SwitchOff(Managed* m, HookSet* hooks, State to, const std::strin
   hooks->Remove(m->name);
   m->state = to;
   m->reason = reason;
-  if (to == State::kRetired)
-    if (auto* e = dynamic_cast<ExternalMechanism*>(m->mechanism.get())) e->Stop();
+  if (to == State::kRetired && m->mechanism) m->mechanism->Stop();
   Record("mechanism", {{"mechanism", m->name}, {"action", OuterStateName(to)}, {"reason", reason}});
 }
 
@@ -239,10 +238,9 @@ void OuterLoop::AfterExperiment(const LoopView& view, HookSet* hooks, EventSink*
   const int n = static_cast<int>(history.size());
   for (Managed& m : managed_) {
     if (m.state != State::kOn || !m.mechanism || m.mechanism->failure().empty()) continue;
-    const auto* e = dynamic_cast<const ExternalMechanism*>(m.mechanism.get());
     const std::string failure = m.mechanism->failure();
     SwitchOff(&m, hooks, State::kRetired, "failed: " + failure);
-    pending_.back().detail["kind"] = e ? e->failure_kind() : "failed";
+    pending_.back().detail["kind"] = m.mechanism->failure_kind();
     Save(m, &history);
   }
   if (outer_.every > 0 && n % outer_.every == 0) Level15(view, events);
