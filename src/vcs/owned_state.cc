@@ -59,17 +59,16 @@ bool PutBack(const std::string& path, const OwnedState::File& file) {
 
 }  // namespace
 
+std::string OwnedState::Shown(const std::string& path) const {
+  return !workdir_.empty() && path.rfind(workdir_, 0) == 0 ? path.substr(workdir_.size()) : path;
+}
+
 bool OwnedState::ScanFiles(std::map<std::string, std::pair<std::string, File>>* out,
                            std::string* err) const {
   out->clear();
-  // Shown relative to the worktree (".git/config") when the git folder is
-  // inside it, as it is for every loop but a linked worktree.
-  auto shown = [&](const std::string& path) {
-    return path.rfind(workdir_, 0) == 0 ? path.substr(workdir_.size()) : path;
-  };
   auto add = [&](const std::string& path) {
     File file;
-    if (ReadEntry(path, &file)) (*out)[shown(path)] = {path, std::move(file)};
+    if (ReadEntry(path, &file)) (*out)[Shown(path)] = {path, std::move(file)};
   };
   add(git_dir_ + "HEAD");
   add(git_dir_ + "config.worktree");
@@ -98,8 +97,7 @@ bool OwnedState::ScanFiles(std::map<std::string, std::pair<std::string, File>>* 
   return true;
 }
 
-bool OwnedState::ScanRefs(git_repository* repo, std::map<std::string, std::string>* out,
-                          std::string* err) const {
+bool OwnedState::ScanRefs(git_repository* repo, Refs* out, std::string* err) const {
   out->clear();
   git_reference_iterator* raw = nullptr;
   if (git_reference_iterator_new(&raw, repo) != 0)
@@ -113,9 +111,11 @@ bool OwnedState::ScanRefs(git_repository* repo, std::map<std::string, std::strin
     git::RefPtr hold(ref);
     const std::string name = git_reference_name(ref);
     if (name != branch_ref_ && name.rfind(kOwnedRefs, 0) != 0) continue;
-    const git_oid* target = git_reference_target(ref);
-    (*out)[name] =
-        target ? git::Hex(*target) : "symbolic:" + std::string(git_reference_symbolic_target(ref));
+    RefTarget& at = (*out)[name];
+    if (const git_oid* target = git_reference_target(ref))
+      at.sha = git::Hex(*target);
+    else
+      at.symbolic = git_reference_symbolic_target(ref);
   }
   if (rc != GIT_ITEROVER) return git::Fail("cannot list the repository's refs", err);
   return true;
@@ -137,16 +137,13 @@ bool OwnedState::Capture(git_repository* repo, const std::string& branch, std::s
 }
 
 void OwnedState::Expect(const std::string& ref, const std::string& sha) {
-  if (captured_ && (ref == branch_ref_ || ref.rfind(kOwnedRefs, 0) == 0)) refs_[ref] = sha;
+  if (captured_ && (ref == branch_ref_ || ref.rfind(kOwnedRefs, 0) == 0)) refs_[ref] = {sha, ""};
 }
 
 void OwnedState::RereadHead() {
   if (!captured_) return;
-  for (auto it = files_.begin(); it != files_.end(); ++it) {
-    if (it->second.first != git_dir_ + "HEAD") continue;
-    ReadEntry(it->second.first, &it->second.second);
-    return;
-  }
+  auto head = files_.find(Shown(git_dir_ + "HEAD"));
+  if (head != files_.end()) ReadEntry(head->second.first, &head->second.second);
 }
 
 bool OwnedState::CheckAndRestore(git_repository* repo, std::vector<std::string>* changes,
@@ -171,9 +168,9 @@ bool OwnedState::CheckAndRestore(git_repository* repo, std::vector<std::string>*
                        (restored ? " (put back)" : " (could not be put back)"));
   }
 
-  std::map<std::string, std::string> refs;
+  Refs refs;
   if (!ScanRefs(repo, &refs, err)) return false;
-  for (const auto& [name, sha] : refs) {
+  for (const auto& [name, target] : refs) {
     if (refs_.count(name)) continue;
     const bool removed = git_reference_remove(repo, name.c_str()) == 0;
     changes->push_back(name + " added" + (removed ? " (removed)" : " (could not be removed)"));
@@ -183,9 +180,10 @@ bool OwnedState::CheckAndRestore(git_repository* repo, std::vector<std::string>*
   // far (a commit deleted from the object store behind an intact ref is
   // what `ratchet audit` finds: it checks every tried commit is there).
   std::vector<std::string> lost;
-  for (const auto& [name, sha] : refs_) {
+  for (const auto& [name, expected] : refs_) {
     auto now = refs.find(name);
-    if (now != refs.end() && now->second == sha) continue;
+    if (now != refs.end() && now->second == expected) continue;
+    const std::string& sha = expected.sha;
     git_oid oid;
     if (git_oid_fromstr(&oid, sha.c_str()) != 0) continue;  // was symbolic at Capture
     git_odb* raw_odb = nullptr;
@@ -197,9 +195,9 @@ bool OwnedState::CheckAndRestore(git_repository* repo, std::vector<std::string>*
                                                          "ratchet: put back") == 0;
     git_reference_free(made);
     std::string what = now == refs.end() ? " deleted"
-                       : now->second.rfind("symbolic:", 0) == 0
+                       : !now->second.symbolic.empty()
                            ? " made symbolic"
-                           : " moved to " + git::ShortSha(now->second);
+                           : " moved to " + git::ShortSha(now->second.sha);
     changes->push_back(
         name + what +
         (restored ? " (put back)"

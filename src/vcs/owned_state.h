@@ -44,16 +44,28 @@ class OwnedState {
   };
 
  private:
+  /// Where a ref points: a commit, or (made so behind ratchet's back)
+  /// another ref.
+  struct RefTarget {
+    std::string sha;       // full hex, when direct
+    std::string symbolic;  // the ref it names, when symbolic
+    bool operator==(const RefTarget& o) const { return sha == o.sha && symbolic == o.symbolic; }
+  };
+  using Refs = std::map<std::string, RefTarget>;
+
+  /// `path` as changes name it: relative to the worktree (".git/config")
+  /// when the git folder is inside it, as it is for every loop but a linked
+  /// worktree.
+  std::string Shown(const std::string& path) const;
   /// The owned files as they are now: shown path ("config", "hooks/x") ->
   /// absolute path and content. Folders are implied by their files.
   bool ScanFiles(std::map<std::string, std::pair<std::string, File>>* out, std::string* err) const;
-  bool ScanRefs(git_repository* repo, std::map<std::string, std::string>* out,
-                std::string* err) const;
+  bool ScanRefs(git_repository* repo, Refs* out, std::string* err) const;
 
   bool captured_ = false;
   std::string git_dir_, common_dir_, workdir_;  // with a trailing '/'
   std::string branch_ref_;                      // refs/heads/<branch>
-  std::map<std::string, std::string> refs_;     // expected: name -> sha
+  Refs refs_;                                   // expected
   std::map<std::string, std::pair<std::string, File>> files_;
 };
 

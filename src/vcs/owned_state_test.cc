@@ -97,6 +97,16 @@ TEST_F(OwnedStateTest, RefsConfigHooksAndHeadArePutBack) {
   EXPECT_TRUE(Check().empty()) << "all of it is back";
 }
 
+// A ref of ratchet's turned into a name for another ref (which could then
+// move without touching it) is a change, put back as the commit it held.
+TEST_F(OwnedStateTest, ARefMadeSymbolicIsPutBack) {
+  Git("symbolic-ref refs/ratchet/tried/2 refs/heads/ratchet/t");
+  EXPECT_EQ(Check(), std::vector<std::string>{"refs/ratchet/tried/2 made symbolic (put back)"});
+  EXPECT_EQ(Git("rev-parse refs/ratchet/tried/2"), second_);
+  EXPECT_NE(Shell("git -C '" + dir_.path() + "' symbolic-ref -q refs/ratchet/tried/2").rc, 0);
+  EXPECT_TRUE(Check().empty());
+}
+
 TEST_F(OwnedStateTest, AHooksFolderTurnedIntoALinkIsPutBack) {
   Git("pack-refs --all");  // packed refs: deleted through packed-refs, put back loose
   WriteText(dir_ / ".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
