@@ -9,6 +9,12 @@ Usage: /usr/bin/python3 bench/search/workers.py --bench build/bench/search/bench
            [--method auto] [--jobs 2]
 With several --liars, each is a column of its own (the value a pending point
 enters the Gaussian process with; see src/propose/search/optimizer.h).
+
+Besides the medians, each comparison is paired by seed (the same seed gives
+both the same noise and initial design): how many seeds the N-worker search
+ends worse and better, and the one-sided sign test's p-value that it is
+worse more often than not (ties dropped). A comparison is "worse beyond
+chance" when that p is below 0.05.
 """
 import argparse
 import concurrent.futures as futures
@@ -18,6 +24,20 @@ import statistics
 import subprocess
 
 from common import fmt, median, run_ratchet
+
+
+def sign_test_worse(pairs):
+    """(seeds worse, seeds better, one-sided p that worse is the more likely)."""
+    worse = sum(1 for a, o in pairs if a > o)
+    better = sum(1 for a, o in pairs if a < o)
+    n = worse + better
+    p = sum(math.comb(n, k) for k in range(worse, n + 1)) / 2 ** n if n else 1.0
+    return worse, better, p
+
+
+def regret(record, budget):
+    v = record["regret"].get(str(budget))
+    return math.inf if v is None else v
 
 
 def run(bench, fn, method, workers, liar, seeds, budgets):
@@ -62,9 +82,11 @@ def main():
     print(f"Median simple regret of ratchet-{args.method} over {args.seeds} seeds "
           f"(lower is better).\n")
     print("| function | budget | " + " | ".join(label(c) for c in configs) + " | " +
-          " | ".join(f"{label(c)} vs 1" for c in others) + " |")
-    print("|" + "---|" * (2 + len(configs) + len(others)))
+          " | ".join(f"{label(c)} vs 1" for c in others) + " | " +
+          " | ".join(f"{label(c)}: seeds worse/better, p" for c in others) + " |")
+    print("|" + "---|" * (2 + len(configs) + 2 * len(others)))
     no_worse = {(c, b): 0 for c in others for b in budgets}
+    not_beyond_chance = {(c, b): 0 for c in others for b in budgets}
     for f in fns:
         for b in budgets:
             meds = {c: median([r["regret"].get(str(b)) for r in runs[(f["name"], c)]])
@@ -78,13 +100,23 @@ def main():
                 if o not in (0, math.inf) and a != math.inf:
                     word += f" ({a / o:.2f}x)"
                 verdicts.append(word)
+            paired = []
+            for c in others:
+                by_seed = {r["seed"]: regret(r, b) for r in runs[(f["name"], ref)]}
+                pairs = [(regret(r, b), by_seed[r["seed"]]) for r in runs[(f["name"], c)]
+                         if r["seed"] in by_seed]
+                worse, better, p = sign_test_worse(pairs)
+                if p >= 0.05:
+                    not_beyond_chance[(c, b)] += 1
+                paired.append(f"{worse}/{better}, {p:.2g}")
             print(f"| {f['name']} | {b} | " + " | ".join(fmt(meds[c]) for c in configs) +
-                  " | " + " | ".join(verdicts) + " |")
+                  " | " + " | ".join(verdicts) + " | " + " | ".join(paired) + " |")
     print()
     for c in others:
         for b in budgets:
             print(f"Budget {b}: {label(c)} no worse than 1 worker on {no_worse[(c, b)]} of "
-                  f"{len(fns)} functions.")
+                  f"{len(fns)} functions by the median; not worse beyond chance (sign test, "
+                  f"p >= 0.05) on {not_beyond_chance[(c, b)]} of {len(fns)}.")
     secs = {c: statistics.mean(r["seconds"] for f in fns for r in runs[(f["name"], c)])
             for c in configs}
     print("\nMean seconds per run: " + ", ".join(f"{label(c)} {secs[c]:.2f}" for c in configs))
