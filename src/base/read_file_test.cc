@@ -1,11 +1,10 @@
 #include "base/read_file.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace ratchet {
 namespace {

@@ -61,8 +61,7 @@ class HeldFiles {
   virtual std::string RestoredWith(const std::string& rel) const = 0;
   /// The bytes of the held file at `path`, which must still be the file
   /// (dev, ino); false when it is not, or on an I/O error.
-  virtual bool Read(const std::string& path, uint64_t dev, uint64_t ino,
-                    std::string* content) = 0;
+  virtual bool Read(const std::string& path, uint64_t dev, uint64_t ino, std::string* content) = 0;
   /// Writes `content` into that very file (not a replacement), so every
   /// open handle on it sees the restored bytes.
   virtual bool WriteInPlace(const std::string& path, uint64_t dev, uint64_t ino,

@@ -47,8 +47,7 @@ std::string LedgerFiles::RestoredWith(const std::string& rel) const {
   return "";
 }
 
-bool LedgerFiles::Read(const std::string& path, uint64_t dev, uint64_t ino,
-                       std::string* content) {
+bool LedgerFiles::Read(const std::string& path, uint64_t dev, uint64_t ino, std::string* content) {
   int fd = HeldFd(path, dev, ino);
   if (fd < 0) return false;
   content->clear();

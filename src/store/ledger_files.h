@@ -20,8 +20,8 @@ class LedgerFiles : public HeldFiles {
   /// back with either; the lock stands alone.
   std::string RestoredWith(const std::string& rel) const override;
   bool Read(const std::string& path, uint64_t dev, uint64_t ino, std::string* content) override;
-  bool WriteInPlace(const std::string& path, uint64_t dev, uint64_t ino,
-                    const std::string& content, unsigned mode) override;
+  bool WriteInPlace(const std::string& path, uint64_t dev, uint64_t ino, const std::string& content,
+                    unsigned mode) override;
 };
 
 }  // namespace ratchet

@@ -75,14 +75,13 @@ bool FileStateGuard::Guarded(const std::string& rel) const {
   return std::find(skip_.begin(), skip_.end(), rel) == skip_.end();
 }
 
-bool FileStateGuard::ReadEntry(const std::string& rel, const Entry& e,
-                               std::string* content) const {
+bool FileStateGuard::ReadEntry(const std::string& rel, const Entry& e, std::string* content) const {
   const std::string path = root_ + "/" + rel;
   return e.held ? held_->Read(path, e.dev, e.ino, content) : ReadWholeFile(path, content);
 }
 
 bool FileStateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
-                      std::string* err) const {
+                          std::string* err) const {
   out->clear();
   auto add = [&](const fs::path& path) -> bool {
     std::string rel = fs::path(path).lexically_relative(root_).generic_string();
@@ -145,7 +144,7 @@ bool FileStateGuard::Scan(std::map<std::string, Entry>* out, bool with_content,
 }
 
 bool FileStateGuard::Capture(const std::string& root, const std::vector<std::string>& skip,
-                         std::string* err) {
+                             std::string* err) {
   DropAsideLinks();
   root_ = fs::path(root).lexically_normal().string();
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
@@ -176,7 +175,7 @@ void FileStateGuard::DropAsideLinks() {
 }
 
 void FileStateGuard::Restore(const std::string& rel, const Entry& before, const Entry* now,
-                         GuardReport* report) {
+                             GuardReport* report) {
   const std::string path = root_ + "/" + rel;
   if (before.held && before.kind == Entry::Kind::kFile) {
     if (!now || now->kind != Entry::Kind::kFile || now->ino != before.ino ||
