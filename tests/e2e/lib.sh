@@ -59,6 +59,38 @@ wait_until() {
   done
 }
 
+# A pid namespace is named by its inode ("pid:[4026532...]"), and the kernel
+# gives a freed namespace's inode to the next namespace made on the machine,
+# by any test running beside this one. hold_pidns NS opens NS through one of
+# its processes and keeps it open while this shell lives, so NS stays
+# allocated and a later in_pidns NS cannot mistake a stranger's new
+# namespace for it. Call it while a process of NS runs.
+held_pidns=()
+hold_pidns() {
+  local p fd
+  for p in /proc/[0-9]*/ns/pid; do
+    [ "$(readlink "$p" 2>/dev/null)" = "$1" ] || continue
+    { exec {fd}<"$p"; } 2>/dev/null || continue
+    # The pid may have been reused between the readlink and the open.
+    if [ "$(readlink "/proc/$$/fd/$fd")" = "$1" ]; then
+      held_pidns+=("$fd")
+      return 0
+    fi
+    exec {fd}<&-
+  done
+  return 1
+}
+
+# in_pidns NS: some process of this machine lives in pid namespace NS
+# (held with hold_pidns, so that the name is still NS's own).
+in_pidns() {
+  local p
+  for p in /proc/[0-9]*/ns/pid; do
+    [ "$(readlink "$p" 2>/dev/null)" = "$1" ] && return 0
+  done
+  return 1
+}
+
 # git_init DIR: commits everything in DIR as a new repository.
 git_init() {
   git -C "$1" init -q -b main

@@ -44,14 +44,6 @@ echo "decrement"
 SH
 git_init "$L"
 started() { [ -e "$GATE_DIR/started-$1" ]; }
-# in_pidns NS: some process of this machine lives in pid namespace NS.
-in_pidns() {
-  local p
-  for p in /proc/[0-9]*/ns/pid; do
-    [ "$(readlink "$p" 2>/dev/null)" = "$1" ] && return 0
-  done
-  return 1
-}
 
 # Session 1: baseline, then #2 is held running.
 "$RATCHET" run "$L" >"$WORK/run1.log" 2>&1 &
@@ -87,6 +79,7 @@ expect_eq "$(cat "$L/x.txt")" "9" "kept #2"
 "$RATCHET" run "$L" >"$WORK/run2.log" 2>&1 &
 pid=$!
 wait_until 30 started 3 || fail "#3 never started"
+hold_pidns "$(cat "$GATE_DIR/pidns-3")" || fail "no process found in #3's pid namespace"
 kill -INT "$pid"
 # A person presses twice, not within microseconds (two signals sent at once
 # may arrive as one).

@@ -72,14 +72,6 @@ lock_held_by_child() {
   p=$(cat "$W/.ratchet/lock" 2>/dev/null) && [ -n "$p" ] &&
     [ "$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" = "$1" ]
 }
-# in_pidns NS: some process of this machine lives in pid namespace NS.
-in_pidns() {
-  local p
-  for p in /proc/[0-9]*/ns/pid; do
-    [ "$(readlink "$p" 2>/dev/null)" = "$1" ] && return 0
-  done
-  return 1
-}
 # descendants PID: "pid starttime" of every process below PID.
 descendants() {
   local c t
@@ -130,6 +122,9 @@ expect_eq "$(sql "$W" "SELECT status FROM experiments WHERE id = 2")" "keep" "#2
 expect_eq "$(cat "$GATE_DIR/slot-4")" "$(cat "$GATE_DIR/slot-2")" "#4 has the slot #2 freed"
 expect_eq "$(phase_of 3) $(phase_of 4)" "running running" "#3 and #4 in flight"
 old_tip=$(git -C "$W" rev-parse refs/heads/ratchet/par)
+for id in 3 4; do
+  hold_pidns "$(cat "$GATE_DIR/pidns-$id")" || fail "no process found in #$id's pid namespace"
+done
 
 # kill -9 ratchet while both are in flight.
 descendants "$rpid" >"$WORK/session1-procs"
