@@ -64,18 +64,15 @@ wait_until() {
 # by any test running beside this one. hold_pidns NS opens NS through one of
 # its processes and keeps it open while this shell lives, so NS stays
 # allocated and a later in_pidns NS cannot mistake a stranger's new
-# namespace for it. Call it while a process of NS runs.
-held_pidns=()
+# namespace for it. Call it while a process of NS runs. (The descriptor,
+# opened by exec, stays open after the function returns.)
 hold_pidns() {
   local p fd
   for p in /proc/[0-9]*/ns/pid; do
     [ "$(readlink "$p" 2>/dev/null)" = "$1" ] || continue
     { exec {fd}<"$p"; } 2>/dev/null || continue
     # The pid may have been reused between the readlink and the open.
-    if [ "$(readlink "/proc/$$/fd/$fd")" = "$1" ]; then
-      held_pidns+=("$fd")
-      return 0
-    fi
+    [ "$(readlink "/proc/$$/fd/$fd")" = "$1" ] && return 0
     exec {fd}<&-
   done
   return 1
