@@ -126,7 +126,10 @@ Result RunOne(const Task& task, const Arm& arm, Algorithm inner, uint64_t seed, 
     return *v + task.noise_sd * noise.Normal();
   };
   const Point start = task.start(seed);
-  sim.Run(start, f, budget);
+  if (!sim.Run(start, f, budget, &err)) {
+    std::cerr << task.name << " " << arm.name << " seed " << seed << ": " << err << "\n";
+    std::exit(1);
+  }
 
   Result r;
   r.start = *task.value(start);

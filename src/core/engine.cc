@@ -609,9 +609,7 @@ bool Engine::ServeProposals(std::string* err) {
     auto it = flows_.find(done.experiment_id);
     if (it == flows_.end()) continue;
     ExperimentFlow* flow = it->second.get();
-    if (deps_.hooks)
-      for (const std::string& name : deps_.hooks->TakeTouched())
-        const_cast<Experiment&>(flow->exp()).mechanisms.push_back(name);
+    if (deps_.hooks) const_cast<Experiment&>(flow->exp()).AddMechanisms(deps_.hooks->TakeTouched());
     if (!flow->OnProposal(done.proposal, done.seconds, err) || !Retire(flow, err)) return false;
   }
   return true;
@@ -725,19 +723,10 @@ bool Engine::Record(const Experiment& exp, std::string* err) {
     LoopView view = View();
     deps_.hooks->OnResult(view, exp);
     if (deps_.outer) deps_.outer->AfterExperiment(view, deps_.hooks, events_.get());
-    std::vector<std::string> touched = deps_.hooks->TakeTouched();
     Experiment* stored = nullptr;
     for (Experiment& e : history_)
       if (e.id == exp.id) stored = &e;
-    bool more = false;
-    for (const std::string& name : touched) {
-      if (std::find(stored->mechanisms.begin(), stored->mechanisms.end(), name) ==
-          stored->mechanisms.end()) {
-        stored->mechanisms.push_back(name);
-        more = true;
-      }
-    }
-    if (more && !Write(*stored, err)) return false;
+    if (stored->AddMechanisms(deps_.hooks->TakeTouched()) && !Write(*stored, err)) return false;
     for (const auto& [key, calls] : deps_.hooks->TakeCounts())
       if (!deps_.ledger->AddMechanismCalls(key.first, key.second, calls, err)) return false;
   }

@@ -962,7 +962,10 @@ TEST_F(EngineTest, PrepareMakesTheTrustedOutputsOnceAndChecksThem) {
 class CountingMechanism : public Mechanism {
  public:
   std::string name() const override { return "veto-odd"; }
-  std::vector<Hook> hooks() const override { return {Hook::kOnCandidate, Hook::kOnResult}; }
+  std::vector<Hook> hooks() const override {
+    return {Hook::kBeforePropose, Hook::kOnCandidate, Hook::kOnResult};
+  }
+  void BeforePropose(const LoopView&, Guidance*) override {}
   CandidateVerdict OnCandidate(const LoopView&, const CandidateView& c) override {
     CandidateVerdict v;
     v.veto = c.experiment_id % 2 == 1;
@@ -1232,8 +1235,11 @@ TEST_F(EngineTest, MechanismsAreCalledCountedAndRecorded) {
   EXPECT_EQ(StatusOf(2), Status::kKeep);
   EXPECT_EQ(StatusOf(3), Status::kRejected);
   EXPECT_EQ(Exp(3).reason, "odd experiments are tabu");
+  // Called by three hooks for each, it is named once.
+  EXPECT_EQ(Exp(2).mechanisms, (std::vector<std::string>{"veto-odd"}));
   EXPECT_EQ(Exp(3).mechanisms, (std::vector<std::string>{"veto-odd"}));
   EXPECT_EQ(mechanism->results, 3);
+  EXPECT_EQ((ledger.mechanism_calls[{"veto-odd", "before_propose"}]), 2);
   EXPECT_EQ((ledger.mechanism_calls[{"veto-odd", "on_candidate"}]), 2);
   EXPECT_EQ((ledger.mechanism_calls[{"veto-odd", "on_result"}]), 3);
 }

@@ -1,5 +1,6 @@
 #include "core/experiment.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -67,6 +68,16 @@ const RunRecord* FirstFullRun(const std::vector<RunRecord>& runs) {
   for (const RunRecord& r : runs)
     if (r.attempt == 1) return &r;
   return nullptr;
+}
+
+bool Experiment::AddMechanisms(const std::vector<std::string>& names) {
+  bool added = false;
+  for (const std::string& name : names) {
+    if (std::find(mechanisms.begin(), mechanisms.end(), name) != mechanisms.end()) continue;
+    mechanisms.push_back(name);
+    added = true;
+  }
+  return added;
 }
 
 }  // namespace ratchet

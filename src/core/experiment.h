@@ -122,6 +122,10 @@ struct Experiment {
   /// sandbox", "the agent reported no usage while stop.cost_usd is set", ...
   std::vector<std::string> warnings;
   int worker = 0;             // the worker slot it ran in (0-based)
+
+  /// Adds to `mechanisms` the names not there yet (a mechanism touches an
+  /// experiment once, whichever hooks it ran); true if any was new.
+  bool AddMechanisms(const std::vector<std::string>& names);
 };
 
 /// The first full run of an experiment (attempt 1) among `runs`, or null:

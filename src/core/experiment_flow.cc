@@ -191,7 +191,7 @@ bool ExperimentFlow::AfterCommit(std::string* err) {
                                    err))
       return false;
     CandidateVerdict verdict = hooks->OnCandidate(engine_->View(exp_.id), candidate);
-    for (const std::string& name : hooks->TakeTouched()) exp_.mechanisms.push_back(name);
+    exp_.AddMechanisms(hooks->TakeTouched());
     exp_.usage.input_tokens += verdict.usage.input_tokens;
     exp_.usage.output_tokens += verdict.usage.output_tokens;
     exp_.usage.cost_usd += verdict.usage.cost_usd;
@@ -806,7 +806,7 @@ bool ExperimentFlow::Judge(std::string* err) {
   std::string reason = decision.reason;
   if (HookSet* hooks = engine_->deps_.hooks) {
     AcceptVerdict verdict = hooks->Accept(engine_->View(exp_.id), exp_, *incumbent);
-    for (const std::string& name : hooks->TakeTouched()) exp_.mechanisms.push_back(name);
+    exp_.AddMechanisms(hooks->TakeTouched());
     if (verdict.decided) {
       keep = verdict.keep;
       reason = verdict.reason + " (default rule: " + decision.reason + ")";

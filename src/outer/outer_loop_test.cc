@@ -66,7 +66,7 @@ class OuterLoopTest : public ::testing::Test {
     SearchOptions search;
     search.algorithm = Algorithm::kLocal;
     sim_ = std::make_unique<SimLoop>(&space_, search, config_, &hooks_, loop.get(), &events_);
-    sim_->Run({0.5, 0.5, 5}, f, budget);
+    EXPECT_TRUE(sim_->Run({0.5, 0.5, 5}, f, budget, &err)) << err;
     if (sim_out) *sim_out = sim_.get();
     return loop;
   }

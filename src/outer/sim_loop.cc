@@ -1,155 +1,124 @@
 #include "outer/sim_loop.h"
 
-#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "core/engine.h"
+#include "propose/search/binding.h"
+#include "propose/search/search_proposer.h"
 
 namespace ratchet {
+
+namespace {
+
+constexpr const char* kRunCommand = "sim-run";
+
+}  // namespace
 
 SimLoop::SimLoop(const SearchSpace* space, SearchOptions search, const LoopConfig& config,
                  HookSet* hooks, OuterController* outer, EventSink* events)
     : space_(space),
-      optimizer_(space, search),
+      search_(search),
       config_(config),
       hooks_(hooks),
       outer_(outer),
-      events_(events) {}
+      events_(events),
+      steps_(&clock_) {}
 
-LoopView SimLoop::View() const {
-  LoopView v;
-  v.config = &config_;
-  v.history = &history_;
-  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
-    if (it->status == Status::kKeep) {
-      v.incumbent = &*it;
-      break;
+SimLoop::~SimLoop() = default;
+
+bool SimLoop::PointIn(const FileMap& tree, Point* point, std::string* err) const {
+  const FileReader read = [&tree](const std::string& rel, std::string* content, std::string* e) {
+    auto it = tree.find(rel);
+    if (it == tree.end()) {
+      *e = rel + ": no such file";
+      return false;
     }
-  }
-  v.next_id = static_cast<int>(history_.size()) + 1;
-  return v;
+    *content = it->second;
+    return true;
+  };
+  Binding binding;
+  if (!Binding::Load(*space_, read, &binding, err)) return false;
+  *point = binding.current();
+  return true;
 }
 
-void SimLoop::Finish(Experiment exp, const Point* point) {
-  exp.phase = Phase::kDone;
-  if (hooks_) exp.mechanisms = hooks_->TakeTouched();
-  if (exp.status == Status::kKeep) {
-    exp.candidate_commit = 'c' + std::to_string(exp.id);
-    if (point) incumbent_point_ = *point;
+FileMap SimLoop::StartTree(const Point& start) const {
+  FileMap tree;
+  for (size_t i = 0; i < space_->size(); ++i) {
+    const ParamSpec& p = space_->param(i);
+    const Syntax syntax = SyntaxForPath(p.file);
+    tree[p.file] += p.constant + " = " + ValueToLiteral(*space_, i, start[i], {}, syntax) +
+                    (syntax == Syntax::kCpp ? ";\n" : "\n");
   }
-  history_.push_back(exp);
-  // What the search proposer learns (SearchProposer::Observations).
-  if (point) {
-    Observation o;
-    o.point = *point;
-    if ((exp.status == Status::kKeep || exp.status == Status::kDiscard) && exp.metric) {
-      o.kind = Observation::Kind::kValue;
-      o.value = config_.goal == Goal::kMax ? -*exp.metric : *exp.metric;
-    } else if (exp.status == Status::kCrash) {
-      o.kind = Observation::Kind::kFailed;
-    } else {
-      o.kind = Observation::Kind::kTried;
-    }
-    observations_.push_back(o);
-  }
-  if (!hooks_) return;
-  const LoopView view = View();
-  hooks_->OnResult(view, history_.back());
-  if (outer_) outer_->AfterExperiment(view, hooks_, events_);
-  for (const std::string& name : hooks_->TakeTouched()) {
-    std::vector<std::string>& m = history_.back().mechanisms;
-    if (std::find(m.begin(), m.end(), name) == m.end()) m.push_back(name);
-  }
-  for (const auto& [key, n] : hooks_->TakeCounts()) calls_[key] += n;
+  return tree;
 }
 
-void SimLoop::Run(const Point& start, const Objective& objective, int budget) {
-  if (history_.empty()) {
-    Experiment base;
-    base.id = 1;
-    base.baseline = true;
-    base.description = "baseline";
-    base.parent_commit = "c0";
-    base.candidate_commit = "c1";
-    base.metric = objective(start, runs_++);
-    base.status = base.metric ? Status::kKeep : Status::kCrash;
-    incumbent_point_ = start;
-    // The baseline's point is the one in the files: the search sees it while
-    // it is the incumbent, as the search proposer does.
-    Finish(base, nullptr);
-    Observation o;
-    o.point = start;
-    o.kind = Observation::Kind::kValue;
-    o.value = base.metric ? (config_.goal == Goal::kMax ? -*base.metric : *base.metric) : 0;
-    observations_.push_back(o);
-  }
-  if (!history_.front().metric) return;  // the engine stops when the baseline fails
-  while (static_cast<int>(history_.size()) < budget) {
-    const LoopView view = View();
-    Experiment exp;
-    exp.id = view.next_id;
-    exp.proposer = "search";
-    exp.parent_commit = view.incumbent ? view.incumbent->candidate_commit : "c0";
-    // The baseline leaves the observations once something else is kept.
-    std::vector<Observation> seen = observations_;
-    if (view.incumbent && !view.incumbent->baseline && !seen.empty()) seen.erase(seen.begin());
+RunResult SimLoop::RunStep(const RunSpec& spec, const Objective& objective) {
+  if (FakeRunner::CommandOf(spec) != kRunCommand) return Exited(0, "");
+  Point point;
+  std::string err;
+  auto copy = repo_->copies.find(spec.cwd);
+  if (copy == repo_->copies.end()) return Exited(2, "sim: no working copy at " + spec.cwd + "\n");
+  if (!PointIn(copy->second, &point, &err)) return Exited(2, "sim: " + err + "\n");
+  const std::optional<double> value = objective(point, runs_++);
+  if (!value) return Exited(1, "crashed\n");
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", *value);  // read back exactly
+  return Exited(0, "---\n" + config_.metric_name + ": " + text + "\n");
+}
 
-    Guidance guidance;
-    if (hooks_) guidance = hooks_->BeforePropose(view);
-    SearchHints hints;
-    std::string err;
-    if (!ParseSearchHints(guidance.search_hints_json, *space_, incumbent_point_, &hints, &err)) {
-      exp.status = Status::kProposeFailed;
-      exp.reason = err;
-      Finish(exp, nullptr);
-      continue;
-    }
-    Suggestion s;
-    if (!optimizer_.Suggest(seen, hints, &incumbent_point_, static_cast<uint64_t>(exp.id), &s,
-                            &err)) {
-      exp.status = err.rfind("no admissible point left", 0) == 0 ? Status::kNoChange
-                                                                  : Status::kProposeFailed;
-      exp.reason = "search: " + err;
-      Finish(exp, nullptr);
-      continue;
-    }
-    Point point = s.point;
-    exp.params_json = space_->ToJson(point);
-    exp.description = space_->Describe(point);
-    exp.hypothesis = s.method;
-    if (hooks_) {
-      CandidateView c;
-      c.experiment_id = exp.id;
-      c.description = exp.description;
-      c.params_json = exp.params_json;
-      c.files_changed = {"sim"};
-      const CandidateVerdict v = hooks_->OnCandidate(view, c);
-      if (v.veto) {
-        exp.status = Status::kRejected;
-        exp.reason = v.reason;
-        Finish(exp, &point);
-        continue;
-      }
-      Point rewritten;
-      if (!v.rewritten_params_json.empty() &&
-          space_->FromJson(v.rewritten_params_json, incumbent_point_, &rewritten, &err)) {
-        point = rewritten;
-        exp.params_json = v.rewritten_params_json;
-      }
-    }
-    exp.metric = objective(point, runs_++);
-    if (!exp.metric) {
-      exp.status = Status::kCrash;
-      exp.reason = "crashed";
-      Finish(exp, &point);
-      continue;
-    }
-    const Experiment& incumbent = *view.incumbent;
-    bool keep = !incumbent.metric || config_.Better(*exp.metric, *incumbent.metric, config_.min_delta);
-    if (hooks_) {
-      const AcceptVerdict a = hooks_->Accept(View(), exp, incumbent);
-      if (a.decided) keep = a.keep;
-    }
-    exp.status = keep ? Status::kKeep : Status::kDiscard;
-    Finish(exp, &point);
+bool SimLoop::Run(const Point& start, const Objective& objective, int budget, std::string* err) {
+  if (!repo_) {
+    repo_ = std::make_unique<FakeRepo>(StartTree(start));
+    workspace_ = std::make_unique<FakeWorkspace>(repo_.get());
+    ProposerDeps proposer_deps;
+    proposer_deps.workspace = workspace_.get();
+    proposer_deps.clock = &clock_;
+    proposer_ = SearchProposer::ForSpace({search_, *space_}, proposer_deps, err);
+    if (!proposer_) return false;
   }
+  LoopConfig config = config_;
+  config.file = workspace_->root() + "/ratchet.toml";
+  std::set<std::string> files;
+  for (const ParamSpec& p : space_->params()) files.insert(p.file);
+  config.edit_files.assign(files.begin(), files.end());
+  config.command = kRunCommand;
+  config.budget_s = 10;
+  config.timeout_s = 30;
+  config.sandbox.required = false;
+  config.propose_kind = "search";
+  config.max_experiments = budget;
+  steps_.handler = [this, &objective](const RunSpec& spec) { return RunStep(spec, objective); };
+
+  EngineDeps deps;
+  deps.clock = &clock_;
+  deps.steps = &steps_;
+  deps.repo = repo_.get();
+  deps.workspace = workspace_.get();
+  deps.ledger = &ledger_;
+  deps.proposer = proposer_.get();
+  deps.hooks = hooks_;
+  deps.outer = hooks_ ? outer_ : nullptr;
+  deps.sandbox_why = "a simulation";
+  Engine engine(config, deps);
+  StopSummary summary;
+  const bool ran = engine.Preflight(err) && engine.Run(&summary, err);
+  steps_.handler = nullptr;  // `objective` is the caller's, for this call only
+  if (!ran) return false;
+
+  const std::string tip = repo_->refs["refs/heads/ratchet/" + config.tag];
+  auto tree = repo_->commits.find(tip);
+  if (tree == repo_->commits.end() || !PointIn(tree->second, &incumbent_point_, err)) {
+    if (err->empty()) *err = "sim: no branch ratchet/" + config.tag;
+    return false;
+  }
+  if (events_)
+    for (; events_replayed_ < ledger_.events.size(); ++events_replayed_) {
+      const LedgerEvent& e = ledger_.events[events_replayed_];
+      events_->Record(e.experiment_id, e.kind, e.detail_json);
+    }
+  return true;
 }
 
 }  // namespace ratchet

@@ -244,13 +244,14 @@ bool FakeWorkspace::HashFiles(const std::vector<std::string>& globs,
 
 bool FakeWorkspace::ReadFile(const std::string& rel_path, std::string* content,
                              std::string* err) {
-  auto it = files.find(rel_path);
-  if (it == files.end()) {
-    *err = rel_path + ": no such file";
-    return false;
+  for (const FileMap* map : {&files, &repo_->worktree}) {  // then a tracked file
+    auto it = map->find(rel_path);
+    if (it == map->end()) continue;
+    *content = it->second;
+    return true;
   }
-  *content = it->second;
-  return true;
+  *err = rel_path + ": no such file";
+  return false;
 }
 
 bool FakeWorkspace::WriteFile(const std::string& rel_path, const std::string& content,

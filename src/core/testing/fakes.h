@@ -93,7 +93,8 @@ class FakeRepo : public Repo {
 };
 
 /// The loop directory's other files, plus hashing over the repo's worktree
-/// and `ignored` files (git-ignored, e.g. prepared data).
+/// and `ignored` files (git-ignored, e.g. prepared data). ReadFile finds
+/// the repo's worktree files too.
 class FakeWorkspace : public Workspace {
  public:
   explicit FakeWorkspace(FakeRepo* repo) : repo_(repo) {}

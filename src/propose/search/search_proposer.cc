@@ -52,26 +52,42 @@ Proposal Failed(const std::string& reason) {
 std::unique_ptr<SearchProposer> SearchProposer::Create(ConfigSection& section,
                                                        const LoopConfig& config,
                                                        const ProposerDeps& deps, std::string* err) {
+  SearchConfig search;
+  if (!ReadSearchConfig(section, config, &search, err)) return nullptr;
   std::unique_ptr<SearchProposer> proposer(new SearchProposer());
+  proposer->config_ = std::move(search);
   proposer->workspace_ = deps.workspace;
-  if (!ReadSearchConfig(section, config, &proposer->config_, err)) return nullptr;
-  // Check the bindings now, so a typo fails before the loop starts.
+  const std::filesystem::path dir = std::filesystem::path(config.file).parent_path();
+  return proposer->CheckBindings(dir.empty() ? "." : dir.string(), err) ? std::move(proposer)
+                                                                        : nullptr;
+}
+
+std::unique_ptr<SearchProposer> SearchProposer::ForSpace(SearchConfig config,
+                                                         const ProposerDeps& deps,
+                                                         std::string* err) {
+  std::unique_ptr<SearchProposer> proposer(new SearchProposer());
+  proposer->config_ = std::move(config);
+  proposer->workspace_ = deps.workspace;
+  return proposer->CheckBindings(".", err) ? std::move(proposer) : nullptr;
+}
+
+bool SearchProposer::CheckBindings(const std::string& dir, std::string* err) const {
+  // Checked when the loop is read, so a typo fails before the loop starts.
   FileReader read;
-  if (deps.workspace) {
-    Workspace* ws = deps.workspace;
+  if (workspace_) {
+    Workspace* ws = workspace_;
     read = [ws](const std::string& rel, std::string* content, std::string* e) {
       return ws->ReadFile(rel, content, e);
     };
   } else {
-    const std::filesystem::path dir = std::filesystem::path(config.file).parent_path();
-    read = DirectoryReader(dir.empty() ? "." : dir.string());
+    read = DirectoryReader(dir);
   }
   Binding binding;
-  if (!Binding::Load(proposer->config_.space, read, &binding, err)) {
+  if (!Binding::Load(config_.space, read, &binding, err)) {
     *err = "[propose.search]: " + *err;
-    return nullptr;
+    return false;
   }
-  return proposer;
+  return true;
 }
 
 std::vector<Observation> SearchProposer::Observations(const ProposalRequest& request,

@@ -39,6 +39,11 @@ class SearchProposer : public Proposer {
   /// message naming the file and line otherwise.
   static std::unique_ptr<SearchProposer> Create(ConfigSection& section, const LoopConfig& config,
                                                 const ProposerDeps& deps, std::string* err);
+  /// A proposer over a space built in code rather than read from a file
+  /// (the in-process loop of src/outer/sim_loop.h), its bindings checked
+  /// the same way, in deps.workspace.
+  static std::unique_ptr<SearchProposer> ForSpace(SearchConfig config, const ProposerDeps& deps,
+                                                  std::string* err);
 
   std::string kind() const override { return "search"; }
   /// Writes the next point into request.worktree (through the Workspace
@@ -72,6 +77,8 @@ class SearchProposer : public Proposer {
     FileWriter write;
   };
   CopyFiles Files(const std::string& worktree) const;
+  /// Loads every binding from the workspace, else from `dir`.
+  bool CheckBindings(const std::string& dir, std::string* err) const;
 
   SearchConfig config_;
   Workspace* workspace_ = nullptr;
