@@ -99,7 +99,7 @@ bool SimLoop::Run(const Point& start, const Objective& objective, int budget, st
   deps.ledger = &ledger_;
   deps.proposer = proposer_.get();
   deps.hooks = hooks_;
-  deps.outer = hooks_ ? outer_ : nullptr;
+  deps.outer = outer_;
   deps.sandbox_why = "a simulation";
   Engine engine(config, deps);
   StopSummary summary;
@@ -109,10 +109,11 @@ bool SimLoop::Run(const Point& start, const Objective& objective, int budget, st
 
   const std::string tip = repo_->refs["refs/heads/ratchet/" + config.tag];
   auto tree = repo_->commits.find(tip);
-  if (tree == repo_->commits.end() || !PointIn(tree->second, &incumbent_point_, err)) {
-    if (err->empty()) *err = "sim: no branch ratchet/" + config.tag;
+  if (tree == repo_->commits.end()) {
+    *err = "sim: no branch ratchet/" + config.tag;
     return false;
   }
+  if (!PointIn(tree->second, &incumbent_point_, err)) return false;
   if (events_)
     for (; events_replayed_ < ledger_.events.size(); ++events_replayed_) {
       const LedgerEvent& e = ledger_.events[events_replayed_];

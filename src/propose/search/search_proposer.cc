@@ -54,28 +54,25 @@ std::unique_ptr<SearchProposer> SearchProposer::Create(ConfigSection& section,
                                                        const ProposerDeps& deps, std::string* err) {
   SearchConfig search;
   if (!ReadSearchConfig(section, config, &search, err)) return nullptr;
-  std::unique_ptr<SearchProposer> proposer(new SearchProposer());
-  proposer->config_ = std::move(search);
-  proposer->workspace_ = deps.workspace;
   const std::filesystem::path dir = std::filesystem::path(config.file).parent_path();
-  return proposer->CheckBindings(dir.empty() ? "." : dir.string(), err) ? std::move(proposer)
-                                                                        : nullptr;
+  return Make(std::move(search), deps, dir.empty() ? "." : dir.string(), err);
 }
 
 std::unique_ptr<SearchProposer> SearchProposer::ForSpace(SearchConfig config,
                                                          const ProposerDeps& deps,
                                                          std::string* err) {
+  return Make(std::move(config), deps, ".", err);
+}
+
+std::unique_ptr<SearchProposer> SearchProposer::Make(SearchConfig config, const ProposerDeps& deps,
+                                                     const std::string& dir, std::string* err) {
   std::unique_ptr<SearchProposer> proposer(new SearchProposer());
   proposer->config_ = std::move(config);
   proposer->workspace_ = deps.workspace;
-  return proposer->CheckBindings(".", err) ? std::move(proposer) : nullptr;
-}
-
-bool SearchProposer::CheckBindings(const std::string& dir, std::string* err) const {
-  // Checked when the loop is read, so a typo fails before the loop starts.
+  // Check the bindings now, so a typo fails before the loop starts.
   FileReader read;
-  if (workspace_) {
-    Workspace* ws = workspace_;
+  if (deps.workspace) {
+    Workspace* ws = deps.workspace;
     read = [ws](const std::string& rel, std::string* content, std::string* e) {
       return ws->ReadFile(rel, content, e);
     };
@@ -83,11 +80,11 @@ bool SearchProposer::CheckBindings(const std::string& dir, std::string* err) con
     read = DirectoryReader(dir);
   }
   Binding binding;
-  if (!Binding::Load(config_.space, read, &binding, err)) {
+  if (!Binding::Load(proposer->config_.space, read, &binding, err)) {
     *err = "[propose.search]: " + *err;
-    return false;
+    return nullptr;
   }
-  return true;
+  return proposer;
 }
 
 std::vector<Observation> SearchProposer::Observations(const ProposalRequest& request,

@@ -77,8 +77,10 @@ class SearchProposer : public Proposer {
     FileWriter write;
   };
   CopyFiles Files(const std::string& worktree) const;
-  /// Loads every binding from the workspace, else from `dir`.
-  bool CheckBindings(const std::string& dir, std::string* err) const;
+  /// A proposer over `config` whose bindings all load, from deps.workspace
+  /// when given, else from the folder `dir`; null with the message otherwise.
+  static std::unique_ptr<SearchProposer> Make(SearchConfig config, const ProposerDeps& deps,
+                                              const std::string& dir, std::string* err);
 
   SearchConfig config_;
   Workspace* workspace_ = nullptr;
