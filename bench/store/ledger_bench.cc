@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   std::unique_ptr<SqliteLedger> normal, full;
   std::string err;
-  if (!SqliteLedger::Open(dir + "/normal.db", true, false, &normal, &err) ||
-      !SqliteLedger::Open(dir + "/full.db", true, false, &full, &err) ||
+  if (!SqliteLedger::Open(dir + "/normal.db", true, false, &normal).Report(&err) ||
+      !SqliteLedger::Open(dir + "/full.db", true, false, &full).Report(&err) ||
       !full->SetDurability(SqliteLedger::Durability::kPowerLoss, &err)) {
     std::fprintf(stderr, "ledger_write_bench: %s\n", err.c_str());
     return 1;

@@ -62,7 +62,13 @@ int Audit(const AuditOptions& options) {
   LoopConfig config;
   if (!LoadLoopConfig(paths, &config, &err)) return Fail(err, kAuditBadInput);
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, &err)) return Fail(err, kAuditBadInput);
+  if (const Error opened = OpenLedgerReadOnly(paths, &ledger); !opened.ok()) {
+    // A ledger SQLite finds damaged is what an audit is for (as a row that
+    // fails to load later is); a missing or newer one is bad input.
+    if (opened.Is(Error::Kind::kCorruption))
+      return Fail("audit: the ledger is damaged: " + opened.message(), kAuditFound);
+    return Fail(opened.message(), kAuditBadInput);
+  }
   std::unique_ptr<GitRepo> repo;
   if (!GitRepo::Open(paths.dir, &repo, &err)) return Fail(err, kAuditBadInput);
   FsWorkspace workspace(paths.dir);

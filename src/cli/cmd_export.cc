@@ -34,7 +34,7 @@ int Export(const ExportOptions& options) {
   LoopConfig config;
   if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, &err)) return Fail(err);
+  if (!OpenLedgerReadOnly(paths, &ledger).Report(&err)) return Fail(err);
   std::vector<Experiment> history;
   if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
   if (!options.tsv.empty() &&

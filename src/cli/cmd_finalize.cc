@@ -86,7 +86,7 @@ int Finalize(const FinalizeOptions& o) {
   LoopConfig config;
   if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, &err)) return Fail(err);
+  if (!OpenLedgerReadOnly(paths, &ledger).Report(&err)) return Fail(err);
   std::vector<Experiment> history;
   std::string start;
   if (!ledger->LoadExperiments(&history, &err) || !ledger->GetMeta("start_commit", &start, &err))

@@ -26,7 +26,7 @@ int Log(const LogOptions& options) {
   LoopConfig config;
   if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, &err)) return Fail(err);
+  if (!OpenLedgerReadOnly(paths, &ledger).Report(&err)) return Fail(err);
   std::vector<Experiment> history;
   if (!ledger->LoadExperiments(&history, &err)) return Fail(err);
   if (options.json) {

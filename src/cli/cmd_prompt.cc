@@ -39,7 +39,8 @@ int Prompt(const PromptOptions& options) {
   std::vector<std::string> notes;
   if (FileExists(paths.ledger)) {
     std::unique_ptr<SqliteLedger> ledger;
-    if (!OpenLedgerReadOnly(paths, &ledger, &err) || !ledger->LoadExperiments(&history, &err))
+    if (!OpenLedgerReadOnly(paths, &ledger).Report(&err) ||
+        !ledger->LoadExperiments(&history, &err))
       return Fail(err);
     // steering: the user's notes (`ratchet note`), as the running loop adds them.
     notes = LedgerSteering(ledger.get()).Guidance();

@@ -31,7 +31,8 @@ int Rerun(const RerunOptions& options) {
   std::vector<Experiment> history;
   {
     std::unique_ptr<SqliteLedger> ledger;
-    if (!OpenLedgerReadOnly(paths, &ledger, &err) || !ledger->LoadExperiments(&history, &err))
+    if (!OpenLedgerReadOnly(paths, &ledger).Report(&err) ||
+        !ledger->LoadExperiments(&history, &err))
       return Fail(err);
   }
   if (options.id < 1 || options.id > static_cast<int>(history.size()))

@@ -64,6 +64,13 @@ int ConfigFail(const std::string& message) {
   return kExitConfigError;
 }
 
+// `--if-idle` found the loop held by another run: not a failure, so 0
+// (README.md, "Exit status").
+int NothingToDo(const Error& busy) {
+  std::printf("ratchet: %s; nothing to do\n", busy.message().c_str());
+  return 0;
+}
+
 // How long a git lock file must outlive our loop lock to count as stale: a
 // git command of the user's holds one for milliseconds.
 constexpr double kGitLockSettleSeconds = 2.0;
@@ -163,12 +170,10 @@ int Run(const RunOptions& options) {
   // A scheduled start (`ratchet run --if-idle`): a loop that runs already is
   // not an error, and is checked before anything else (its tree is mid-experiment).
   LoopLock lock;
-  if (options.if_idle && FileExists(paths.lock) && !lock.Acquire(paths.lock, paths.dir, &err)) {
-    if (err.rfind("another `ratchet run`", 0) == 0) {
-      std::printf("ratchet: %s; nothing to do\n", err.c_str());
-      return 0;
-    }
-    return Fail(err);
+  if (options.if_idle && FileExists(paths.lock)) {
+    const Error locked = lock.Acquire(paths.lock, paths.dir);
+    if (locked.Is(Error::Kind::kBusy)) return NothingToDo(locked);
+    if (!locked.ok()) return Fail(locked.message());
   }
   if (int code = 0; ScheduleOver(options, paths, &code)) return code;
 
@@ -226,7 +231,7 @@ int Run(const RunOptions& options) {
   const bool new_loop = !FileExists(paths.ledger);
   if (new_loop) {
     std::unique_ptr<SqliteLedger> scratch;
-    if (!SqliteLedger::Open(":memory:", true, false, &scratch, &err)) return Fail(err);
+    if (!SqliteLedger::Open(":memory:", true, false, &scratch).Report(&err)) return Fail(err);
     deps.ledger = scratch.get();
     Engine check(config, deps);
     if (!check.Preflight(&err)) return ConfigFail(err);
@@ -234,12 +239,10 @@ int Run(const RunOptions& options) {
 
   if (!repo->EnsureExcluded(".ratchet/", &err)) return Fail(err);
   if (!workspace.MakeDirs(".ratchet", &err)) return Fail(err);
-  if (!lock.held() && !lock.Acquire(paths.lock, paths.dir, &err)) {
-    if (options.if_idle && err.rfind("another `ratchet run`", 0) == 0) {
-      std::printf("ratchet: %s; nothing to do\n", err.c_str());
-      return 0;
-    }
-    return ConfigFail(err);
+  if (!lock.held()) {
+    const Error locked = lock.Acquire(paths.lock, paths.dir);
+    if (options.if_idle && locked.Is(Error::Kind::kBusy)) return NothingToDo(locked);
+    if (!locked.ok()) return ConfigFail(locked.message());
   }
   if (config.executor.slurm()) {
     // An earlier session's jobs: the engine reattaches to its runs and ends
@@ -255,7 +258,7 @@ int Run(const RunOptions& options) {
     std::printf("ratchet: removed %s, left by a git write that never finished (a killed ratchet)\n",
                 path.c_str());
   std::unique_ptr<SqliteLedger> ledger;
-  if (!SqliteLedger::Open(paths.ledger, /*create=*/true, /*read_only=*/false, &ledger, &err))
+  if (!SqliteLedger::Open(paths.ledger, /*create=*/true, /*read_only=*/false, &ledger).Report(&err))
     return Fail(err);
   deps.ledger = ledger.get();
 

@@ -28,7 +28,7 @@ int ShowStatus(const std::string& dir) {
   LoopConfig config;
   if (!LoadLoopConfig(paths, &config, &err)) return Fail(err);
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, &err)) return Fail(err);
+  if (!OpenLedgerReadOnly(paths, &ledger).Report(&err)) return Fail(err);
   std::vector<Experiment> history;
   std::vector<Session> sessions;
   std::map<std::pair<std::string, std::string>, long long> calls;

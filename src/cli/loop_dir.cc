@@ -55,13 +55,11 @@ bool LoadLoopConfig(const LoopPaths& paths, LoopConfig* config, std::string* err
   return ParseLoopConfig(text, paths.config, config, err);
 }
 
-bool OpenLedgerReadOnly(const LoopPaths& paths, std::unique_ptr<SqliteLedger>* ledger,
-                        std::string* err) {
-  if (!FileExists(paths.ledger)) {
-    *err = paths.dir + " has no ledger yet: `ratchet run " + paths.dir + "` starts the loop";
-    return false;
-  }
-  return SqliteLedger::Open(paths.ledger, /*create=*/false, /*read_only=*/true, ledger, err);
+Error OpenLedgerReadOnly(const LoopPaths& paths, std::unique_ptr<SqliteLedger>* ledger) {
+  if (!FileExists(paths.ledger))
+    return Error::NotFound(paths.dir + " has no ledger yet: `ratchet run " + paths.dir +
+                           "` starts the loop");
+  return SqliteLedger::Open(paths.ledger, /*create=*/false, /*read_only=*/true, ledger);
 }
 
 }  // namespace ratchet

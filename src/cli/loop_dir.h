@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "base/error.h"
 #include "base/read_file.h"  // ReadWholeFile, for the commands
 #include "core/config.h"
 
@@ -24,9 +25,9 @@ struct LoopPaths {
 bool ResolveLoop(const std::string& arg, LoopPaths* paths, std::string* err);
 /// Reads and parses dir/ratchet.toml (errors name file, line and column).
 bool LoadLoopConfig(const LoopPaths& paths, LoopConfig* config, std::string* err);
-/// Opens the ledger read-only; a clear error when the loop has none yet.
-bool OpenLedgerReadOnly(const LoopPaths& paths, std::unique_ptr<SqliteLedger>* ledger,
-                        std::string* err);
+/// Opens the ledger read-only: kNotFound, with what to do, when the loop has
+/// none yet; otherwise SqliteLedger::Open's kinds (kCorruption: damaged).
+Error OpenLedgerReadOnly(const LoopPaths& paths, std::unique_ptr<SqliteLedger>* ledger);
 bool FileExists(const std::string& path);
 
 /// Prints "ratchet: <message>" on stderr and returns 1 (for `return Fail(...)`).

@@ -12,7 +12,7 @@ bool AddUserEvent(const LoopPaths& paths, const std::string& kind, const std::st
     return false;
   }
   std::unique_ptr<SqliteLedger> ledger;
-  if (!SqliteLedger::Open(paths.ledger, /*create=*/false, /*read_only=*/false, &ledger, err))
+  if (!SqliteLedger::Open(paths.ledger, /*create=*/false, /*read_only=*/false, &ledger).Report(err))
     return false;
   std::vector<Experiment> history;
   if (!ledger->LoadExperiments(&history, err)) return false;
@@ -28,7 +28,7 @@ bool AddUserEvent(const LoopPaths& paths, const std::string& kind, const std::st
 
 bool LoadAllEvents(const LoopPaths& paths, std::vector<LedgerEvent>* events, std::string* err) {
   std::unique_ptr<SqliteLedger> ledger;
-  if (!OpenLedgerReadOnly(paths, &ledger, err)) return false;
+  if (!OpenLedgerReadOnly(paths, &ledger).Report(err)) return false;
   return ledger->LoadEvents(0, events, err);
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/check.h"
 #include "core/experiment_flow.h"
 #include "core/proposal_pool.h"
 #include "core/scope.h"
@@ -538,10 +539,14 @@ bool Engine::StartExperiment(std::string* err) {
   for (const auto& [id, flow] : flows_)
     if (flow->exp().worker < static_cast<int>(busy.size())) busy[flow->exp().worker] = true;
   exp.worker = static_cast<int>(std::find(busy.begin(), busy.end(), false) - busy.begin());
+  RATCHET_CHECK(exp.worker < static_cast<int>(busy.size()),
+                "an experiment starts only when a worker is free");
   if (!sandbox_.use)
     exp.warnings.push_back("ran without the sandbox ([sandbox] required = false: " +
                            deps_.sandbox_why + ")");
   if (!deps_.ledger->InsertExperiment(&exp, err)) return false;
+  RATCHET_CHECK(exp.id > 0 && flows_.count(exp.id) == 0,
+                "the ledger gives each experiment an id of its own");
   exp.log_path = ".ratchet/runs/" + std::to_string(exp.id) + "/run.log";
   if (!Write(exp, err)) return false;
   if (deps_.reporter) deps_.reporter->OnPhase(exp);
@@ -607,7 +612,7 @@ bool Engine::ServeProposals(std::string* err) {
   for (ProposalPool::Done& done : proposals_->TakeFinished()) done_now.push_back(std::move(done));
   for (ProposalPool::Done& done : done_now) {
     auto it = flows_.find(done.experiment_id);
-    if (it == flows_.end()) continue;
+    if (it == flows_.end() || it->second->done()) continue;  // ended while it was proposed
     ExperimentFlow* flow = it->second.get();
     if (deps_.hooks) const_cast<Experiment&>(flow->exp()).AddMechanisms(deps_.hooks->TakeTouched());
     if (!flow->OnProposal(done.proposal, done.seconds, err) || !Retire(flow, err)) return false;

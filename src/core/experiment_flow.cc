@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/check.h"
 #include "core/accept.h"
 #include "core/engine.h"
 #include "core/metrics.h"
@@ -81,6 +82,8 @@ bool ExperimentFlow::Start(std::string* err) {
 }
 
 bool ExperimentFlow::OnProposal(const Proposal& proposal, double seconds, std::string* err) {
+  RATCHET_CHECK(stage_ == Stage::kProposing,
+                "a proposal comes only to an experiment that asked for one");
   exp_.propose_s = seconds;
   exp_.description = OneLine(proposal.description);
   exp_.hypothesis = OneLine(proposal.hypothesis, 1000);

@@ -47,7 +47,7 @@ TEST(Tabu, GivesTheSearchRecentFailuresAndDiscardsAsTabuPoints) {
   const Optimizer opt(&space, so);
   for (uint64_t salt = 0; salt < 50; ++salt) {
     Suggestion s;
-    ASSERT_TRUE(opt.Suggest({}, hints, &incumbent, salt, &s, &err)) << err;
+    ASSERT_TRUE(opt.Suggest({}, hints, &incumbent, salt, &s).Report(&err)) << err;
     const bool near_crash = std::fabs(s.point[0] - 0.9) <= 0.1 && std::fabs(s.point[1] - 0.9) <= 0.1 &&
                             s.point[2] == 5;
     EXPECT_FALSE(near_crash) << space.Describe(s.point);

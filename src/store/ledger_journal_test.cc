@@ -29,7 +29,7 @@ class LedgerJournalTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("RATCHET_KEY_FILE", (dir_ / "key").c_str(), 1);
-    ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_, &err_)) << err_;
+    ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_).Report(&err_)) << err_;
     // A little history, as the engine writes it.
     Experiment e;
     e.phase = Phase::kProposing;
@@ -75,7 +75,7 @@ TEST_F(LedgerJournalTest, WhatRatchetWroteVerifies) {
   EXPECT_EQ(entries.back().kind, "session");
   // Reopened by another process, it still verifies (the key is on disk).
   ledger_.reset();
-  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &ledger_, &err_)) << err_;
+  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &ledger_).Report(&err_)) << err_;
   EXPECT_TRUE(Check().ok());
 }
 
@@ -202,7 +202,7 @@ TEST_F(LedgerJournalTest, AnEditedJournalEntryBreaksTheChain) {
 TEST_F(LedgerJournalTest, WithoutTheKeyTheChainIsStillChecked) {
   ledger_.reset();
   setenv("RATCHET_KEY_FILE", (dir_ / "elsewhere").c_str(), 1);
-  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &ledger_, &err_)) << err_;
+  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &ledger_).Report(&err_)) << err_;
   LedgerCheck check = Check();
   EXPECT_TRUE(check.ok());
   EXPECT_FALSE(check.authenticated);
@@ -242,7 +242,7 @@ TEST(LedgerMigration, AVersion1LedgerGainsTheJournalWithItsRowsAsFound) {
       "NOT NULL, PRIMARY KEY (mechanism, hook));");
   std::unique_ptr<SqliteLedger> ledger;
   std::string err;
-  ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger, &err)) << err;
+  ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger).Report(&err)) << err;
   std::string version;
   ASSERT_TRUE(ledger->GetMeta("schema_version", &version, &err)) << err;
   EXPECT_EQ(version, "3");  // upgraded through 2 to 3

@@ -10,16 +10,12 @@
 
 namespace ratchet {
 
-bool LoopLock::Acquire(const std::string& lock_path, const std::string& loop_name,
-                       std::string* err) {
+Error LoopLock::Acquire(const std::string& lock_path, const std::string& loop_name) {
   Release();
   // O_CLOEXEC: experiment processes must not inherit the descriptor; a
   // leftover child holding it would keep the loop locked after ratchet died.
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *err = "cannot open the lock " + lock_path + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) return Error::IO("cannot open the lock " + lock_path + ": " + std::strerror(errno));
   int rc;
   do {
     rc = ::flock(fd, LOCK_EX | LOCK_NB);
@@ -27,26 +23,23 @@ bool LoopLock::Acquire(const std::string& lock_path, const std::string& loop_nam
   if (rc != 0) {
     int lock_errno = errno;
     ::close(fd);
-    if (lock_errno == EWOULDBLOCK) {
-      long long pid = ReadLockPid(lock_path);
-      *err = "another `ratchet run` " +
-             (pid > 0 ? "(pid " + std::to_string(pid) + ") " : std::string()) +
-             "holds the loop in " + loop_name;
-    } else {
-      *err = "cannot lock " + lock_path + ": " + std::strerror(lock_errno);
-    }
-    return false;
+    if (lock_errno != EWOULDBLOCK)
+      return Error::IO("cannot lock " + lock_path + ": " + std::strerror(lock_errno));
+    long long pid = ReadLockPid(lock_path);
+    return Error::Busy("another `ratchet run` " +
+                       (pid > 0 ? "(pid " + std::to_string(pid) + ") " : std::string()) +
+                       "holds the loop in " + loop_name);
   }
   // Ours now: replace the previous holder's pid with ours.
   const std::string text = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 ||
       ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-    *err = "cannot write the lock " + lock_path + ": " + std::strerror(errno);
+    Error e = Error::IO("cannot write the lock " + lock_path + ": " + std::strerror(errno));
     ::close(fd);
-    return false;
+    return e;
   }
   fd_ = fd;
-  return true;
+  return {};
 }
 
 void LoopLock::Release() {

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "base/error.h"
+
 namespace ratchet {
 
 class LoopLock {
@@ -16,9 +18,10 @@ class LoopLock {
   LoopLock& operator=(const LoopLock&) = delete;
 
   /// Takes the lock at `lock_path` (creating the file; its folder must exist)
-  /// without waiting. When another process holds it, fails with
-  /// "another `ratchet run` (pid N) holds the loop in <loop_name>".
-  bool Acquire(const std::string& lock_path, const std::string& loop_name, std::string* err);
+  /// without waiting. When another process holds it, fails with kBusy and
+  /// "another `ratchet run` (pid N) holds the loop in <loop_name>"; any other
+  /// failure is kIO.
+  Error Acquire(const std::string& lock_path, const std::string& loop_name);
   /// Gives the lock up (also done by the destructor and by process death).
   void Release();
   bool held() const { return fd_ >= 0; }

@@ -21,8 +21,7 @@ pid_t HoldInChild(const std::string& lock_path) {
   if (pid == 0) {
     ::close(fds[0]);
     LoopLock lock;
-    std::string err;
-    char ok = lock.Acquire(lock_path, "my-loop", &err) ? 1 : 0;
+    char ok = lock.Acquire(lock_path, "my-loop").ok() ? 1 : 0;
     if (::write(fds[1], &ok, 1) != 1) _exit(1);
     for (;;) ::pause();
   }
@@ -44,16 +43,17 @@ TEST(LoopLock, SecondProcessIsToldWhoHoldsIt) {
   pid_t holder = HoldInChild(path);
   ASSERT_GT(holder, 0);
   LoopLock lock;
-  std::string err;
-  EXPECT_FALSE(lock.Acquire(path, "my-loop", &err));
-  EXPECT_EQ(err,
+  const Error busy = lock.Acquire(path, "my-loop");
+  EXPECT_TRUE(busy.Is(Error::Kind::kBusy)) << KindName(busy.kind());
+  EXPECT_EQ(busy.message(),
             "another `ratchet run` (pid " + std::to_string(holder) + ") holds the loop in my-loop");
   EXPECT_EQ(ReadLockPid(path), holder);
 
   // SIGKILL: no cleanup runs, yet the kernel releases the lock.
   ASSERT_EQ(::kill(holder, SIGKILL), 0);
   ASSERT_EQ(::waitpid(holder, nullptr, 0), holder);
-  ASSERT_TRUE(lock.Acquire(path, "my-loop", &err)) << err;
+  const Error taken = lock.Acquire(path, "my-loop");
+  ASSERT_TRUE(taken.ok()) << taken.message();
   EXPECT_TRUE(lock.held());
   EXPECT_EQ(ReadLockPid(path), ::getpid());
 }
@@ -61,23 +61,23 @@ TEST(LoopLock, SecondProcessIsToldWhoHoldsIt) {
 TEST(LoopLock, ExclusiveWithinOneProcessAndReleased) {
   TempDir dir;
   const std::string path = dir / "lock";
-  std::string err;
   LoopLock a, b;
-  ASSERT_TRUE(a.Acquire(path, "my-loop", &err)) << err;
-  EXPECT_FALSE(b.Acquire(path, "my-loop", &err));
-  EXPECT_NE(err.find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos) << err;
+  ASSERT_TRUE(a.Acquire(path, "my-loop").ok());
+  const Error busy = b.Acquire(path, "my-loop");
+  EXPECT_TRUE(busy.Is(Error::Kind::kBusy)) << busy.message();
+  EXPECT_NE(busy.message().find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos)
+      << busy.message();
   a.Release();
   EXPECT_FALSE(a.held());
-  EXPECT_TRUE(b.Acquire(path, "my-loop", &err)) << err;
+  EXPECT_TRUE(b.Acquire(path, "my-loop").ok());
 }
 
 TEST(LoopLock, NotInheritedByChildProcesses) {
   // An experiment started while the lock is held must not keep it alive.
   TempDir dir;
   const std::string path = dir / "lock";
-  std::string err;
   auto lock = std::make_unique<LoopLock>();
-  ASSERT_TRUE(lock->Acquire(path, "my-loop", &err)) << err;
+  ASSERT_TRUE(lock->Acquire(path, "my-loop").ok());
   // The pipe closes in the child at exec (O_CLOEXEC): EOF means it has exec'd.
   int exec_fds[2];
   ASSERT_EQ(::pipe2(exec_fds, O_CLOEXEC), 0);
@@ -94,7 +94,8 @@ TEST(LoopLock, NotInheritedByChildProcesses) {
   ::close(exec_fds[0]);
   lock.reset();  // ratchet gone; the experiment lives on
   LoopLock again;
-  EXPECT_TRUE(again.Acquire(path, "my-loop", &err)) << err;
+  const Error taken = again.Acquire(path, "my-loop");
+  EXPECT_TRUE(taken.ok()) << taken.message();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
 }
@@ -102,9 +103,9 @@ TEST(LoopLock, NotInheritedByChildProcesses) {
 TEST(LoopLock, MissingFolderIsAClearError) {
   TempDir dir;
   LoopLock lock;
-  std::string err;
-  EXPECT_FALSE(lock.Acquire(dir / "no/such/lock", "my-loop", &err));
-  EXPECT_NE(err.find("cannot open the lock"), std::string::npos) << err;
+  const Error e = lock.Acquire(dir / "no/such/lock", "my-loop");
+  EXPECT_TRUE(e.Is(Error::Kind::kIO)) << KindName(e.kind());
+  EXPECT_NE(e.message().find("cannot open the lock"), std::string::npos) << e.message();
 }
 
 }  // namespace

@@ -117,31 +117,68 @@ class SqliteLedger::Query {
   sqlite3_stmt* stmt_;
 };
 
-bool SqliteLedger::Open(const std::string& path, bool create, bool read_only,
-                        std::unique_ptr<SqliteLedger>* ledger, std::string* err) {
+namespace {
+
+// The kind of a failure, from SQLite's (extended) result code.
+Error::Kind KindOfSqliteCode(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Error::Kind::kCorruption;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Error::Kind::kBusy;
+    case SQLITE_CANTOPEN:
+      return Error::Kind::kNotFound;
+    default:
+      return Error::Kind::kIO;
+  }
+}
+
+Error OfKind(Error::Kind kind, std::string message) {
+  switch (kind) {
+    case Error::Kind::kCorruption:
+      return Error::Corruption(std::move(message));
+    case Error::Kind::kBusy:
+      return Error::Busy(std::move(message));
+    case Error::Kind::kNotFound:
+      return Error::NotFound(std::move(message));
+    default:
+      return Error::IO(std::move(message));
+  }
+}
+
+}  // namespace
+
+Error SqliteLedger::Open(const std::string& path, bool create, bool read_only,
+                         std::unique_ptr<SqliteLedger>* ledger) {
   const bool memory = path == ":memory:";
   struct stat st;
-  if (!memory && (read_only || !create) && ::stat(path.c_str(), &st) != 0) {
-    *err = "no ledger at " + path + " (has `ratchet run` been started on this loop?)";
-    return false;
-  }
+  if (!memory && (read_only || !create) && ::stat(path.c_str(), &st) != 0)
+    return Error::NotFound("no ledger at " + path +
+                           " (has `ratchet run` been started on this loop?)");
   int flags =
       read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
-    *err = "cannot open the ledger " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    Error e = OfKind(KindOfSqliteCode(rc), "cannot open the ledger " + path + ": " +
+                                               (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
     sqlite3_close(db);
-    return false;
+    return e;
   }
   std::unique_ptr<SqliteLedger> result(new SqliteLedger(path, db));
   sqlite3_extended_result_codes(db, 1);
   // A reader and the writer meet only at WAL checkpoints and at open; waiting
   // a few seconds there beats failing `ratchet status` or an engine write.
   sqlite3_busy_timeout(db, 5000);
-  if (!result->Initialise(create && !read_only, read_only, err)) return false;
+  if (Error e = result->Initialise(create && !read_only, read_only); !e.ok()) return e;
   *ledger = std::move(result);
-  return true;
+  return {};
+}
+
+Error SqliteLedger::SqliteError(std::string message) const {
+  return OfKind(KindOfSqliteCode(sqlite3_extended_errcode(db_)), std::move(message));
 }
 
 SqliteLedger::~SqliteLedger() {
@@ -168,27 +205,24 @@ sqlite3_stmt* SqliteLedger::Statement(const char* sql, std::string* err) {
   return stmt;
 }
 
-bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
+Error SqliteLedger::Initialise(bool create, bool read_only) {
+  std::string err;
   migrate_from_ = kSchemaVersion;
   // Is it a database at all? The first read of the header tells.
   int tables = 0;
   {
-    Query q(this, "SELECT count(*) FROM sqlite_master", err);
+    Query q(this, "SELECT count(*) FROM sqlite_master", &err);
     int rc = q.ok() ? q.Step() : sqlite3_errcode(db_);
     if (rc != SQLITE_ROW) {
-      if ((rc & 0xff) == SQLITE_NOTADB) {
-        *err = path_ + " is not a ratchet ledger (not an SQLite database)";
-        return false;
-      }
-      return Fail("cannot read the ledger", err);
+      if ((rc & 0xff) == SQLITE_NOTADB)
+        return Error::Corruption(path_ + " is not a ratchet ledger (not an SQLite database)");
+      return SqliteError("cannot read the ledger in " + path_ + ": " + sqlite3_errmsg(db_));
     }
     tables = static_cast<int>(q.Int(0));
   }
   const bool fresh = tables == 0;
-  if (fresh && !create) {
-    *err = path_ + " is not a ratchet ledger (it has no tables)";
-    return false;
-  }
+  if (fresh && !create)
+    return Error::Corruption(path_ + " is not a ratchet ledger (it has no tables)");
   if (!fresh) {
     std::string version_text;
     {
@@ -202,19 +236,17 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
     } catch (...) {
       version = 0;
     }
-    if (version < 1) {
-      *err = path_ + " is not a ratchet ledger (no schema_version in a meta table)";
-      return false;
-    }
+    if (version < 1)
+      return Error::Corruption(path_ +
+                               " is not a ratchet ledger (no schema_version in a meta table)");
     if (version > kSchemaVersion) {
-      *err = path_ + " was written by a newer ratchet (ledger schema version " +
-             std::to_string(version) + ", this ratchet reads up to " +
-             std::to_string(kSchemaVersion) + "): upgrade ratchet";
-      return false;
+      return Error::NotSupported(path_ + " was written by a newer ratchet (ledger schema version " +
+                                 std::to_string(version) + ", this ratchet reads up to " +
+                                 std::to_string(kSchemaVersion) + "): upgrade ratchet");
     }
     migrate_from_ = version;
   }
-  if (read_only) return true;
+  if (read_only) return {};
 
   // WAL: readers (status, the dashboard) never block the writer nor see a
   // half-written transaction. synchronous=NORMAL: a commit is appended to the
@@ -229,13 +261,13 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
   if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr,
                    &msg) != SQLITE_OK) {
     sqlite3_free(msg);
-    return Fail("cannot set up the ledger", err);
+    return SqliteError("cannot set up the ledger in " + path_ + ": " + sqlite3_errmsg(db_));
   }
   // Keep the -wal and -shm files when the writer closes: a reader opening the
   // ledger later (status, the dashboard) then finds them and creates nothing.
   int persist = 1;
   sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-  if (!fresh) return FinishWriterOpen(err);
+  if (!fresh) return FinishWriterOpen(&err) ? Error() : SqliteError(err);
   const std::string created = std::to_string(NowUnix());
   const std::string init = std::string("BEGIN IMMEDIATE;\n") + kSchemaSql +
                            "\nINSERT INTO meta (key, value) VALUES ('schema_version', '" +
@@ -243,11 +275,12 @@ bool SqliteLedger::Initialise(bool create, bool read_only, std::string* err) {
                            "');\nCOMMIT;";
   if (sqlite3_exec(db_, init.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
     sqlite3_free(msg);
-    Fail("cannot create the ledger tables", err);
+    Error e =
+        SqliteError("cannot create the ledger tables in " + path_ + ": " + sqlite3_errmsg(db_));
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return false;
+    return e;
   }
-  return FinishWriterOpen(err);
+  return FinishWriterOpen(&err) ? Error() : SqliteError(err);
 }
 
 bool SqliteLedger::FinishWriterOpen(std::string* err) {

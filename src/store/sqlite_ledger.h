@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "core/ledger.h"
 #include "store/journal.h"
 #include "store/ledger_key.h"
@@ -25,10 +26,12 @@ class SqliteLedger : public Ledger {
   /// Opens the ledger at `path` (":memory:" for a throwaway one).
   /// - create: make the file and its tables if missing (writers only).
   /// - read_only: never creates or modifies the file; every write fails.
-  /// Fails with a message naming `path` when it is missing (and !create), is
-  /// not a ratchet ledger, or was written by a newer ratchet.
-  static bool Open(const std::string& path, bool create, bool read_only,
-                   std::unique_ptr<SqliteLedger>* ledger, std::string* err);
+  /// Fails with a message naming `path`, and its kind: kNotFound when it is
+  /// missing (and !create); kCorruption when it is not a ratchet ledger or
+  /// SQLite finds it damaged; kNotSupported when a newer ratchet wrote it;
+  /// kBusy when another connection kept it locked; kIO otherwise.
+  static Error Open(const std::string& path, bool create, bool read_only,
+                    std::unique_ptr<SqliteLedger>* ledger);
   ~SqliteLedger() override;
   SqliteLedger(const SqliteLedger&) = delete;
   SqliteLedger& operator=(const SqliteLedger&) = delete;
@@ -75,7 +78,9 @@ class SqliteLedger : public Ledger {
   SqliteLedger(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
   /// Checks (and for a writer, creates) the schema; see Open.
-  bool Initialise(bool create, bool read_only, std::string* err);
+  Error Initialise(bool create, bool read_only);
+  /// `message`, of the kind SQLite's last error on this connection says.
+  Error SqliteError(std::string message) const;
   /// The cached statement for `sql` (prepared once per connection).
   sqlite3_stmt* Statement(const char* sql, std::string* err);
   /// "<what> in <path>: <sqlite message>", returns false.

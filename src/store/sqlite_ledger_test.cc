@@ -169,7 +169,7 @@ std::string RawQuery(const std::string& path, const std::string& sql) {
 class SqliteLedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_, &err_)) << err_;
+    ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_).Report(&err_)) << err_;
   }
 
   TempDir dir_;
@@ -297,7 +297,7 @@ TEST_F(SqliteLedgerTest, ReopenKeepsEverythingAndUsesWal) {
     ASSERT_TRUE(Insert(ledger_.get(), MakeExperiment(id, Phase::kDone), &err_)) << err_;
   ledger_.reset();
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
-  ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_, &err_)) << err_;
+  ASSERT_TRUE(SqliteLedger::Open(path_, true, false, &ledger_).Report(&err_)) << err_;
   std::vector<Experiment> rows;
   ASSERT_TRUE(ledger_->LoadExperiments(&rows, &err_)) << err_;
   ASSERT_EQ(rows.size(), 3u);
@@ -321,7 +321,7 @@ TEST_F(SqliteLedgerTest, ReadOnlyOpenNeverWrites) {
   const std::vector<std::string> files_before = listing();
 
   std::unique_ptr<SqliteLedger> reader;
-  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &reader, &err_)) << err_;
+  ASSERT_TRUE(SqliteLedger::Open(path_, false, true, &reader).Report(&err_)) << err_;
   std::vector<Experiment> rows;
   ASSERT_TRUE(reader->LoadExperiments(&rows, &err_)) << err_;
   ASSERT_EQ(rows.size(), 1u);
@@ -341,9 +341,10 @@ TEST(SqliteLedgerOpen, MissingFileIsNotCreatedByReaders) {
   TempDir dir;
   std::unique_ptr<SqliteLedger> ledger;
   std::string err;
-  EXPECT_FALSE(SqliteLedger::Open(dir / "ledger.db", false, true, &ledger, &err));
-  EXPECT_NE(err.find("no ledger at"), std::string::npos) << err;
-  EXPECT_FALSE(SqliteLedger::Open(dir / "ledger.db", false, false, &ledger, &err));
+  const Error missing = SqliteLedger::Open(dir / "ledger.db", false, true, &ledger);
+  EXPECT_TRUE(missing.Is(Error::Kind::kNotFound)) << KindName(missing.kind());
+  EXPECT_NE(missing.message().find("no ledger at"), std::string::npos) << missing.message();
+  EXPECT_FALSE(SqliteLedger::Open(dir / "ledger.db", false, false, &ledger).Report(&err));
   EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "nothing may be created";
 }
 
@@ -353,17 +354,41 @@ TEST(SqliteLedgerOpen, RefusesFilesThatAreNotLedgers) {
   std::string err;
   const std::string text = dir / "notes.txt";
   WriteText(text, "this is not a database, but it is long enough to look like a header...\n");
-  EXPECT_FALSE(SqliteLedger::Open(text, true, false, &ledger, &err));
-  EXPECT_EQ(err, text + " is not a ratchet ledger (not an SQLite database)");
+  const Error not_sqlite = SqliteLedger::Open(text, true, false, &ledger);
+  EXPECT_TRUE(not_sqlite.Is(Error::Kind::kCorruption)) << KindName(not_sqlite.kind());
+  EXPECT_EQ(not_sqlite.message(), text + " is not a ratchet ledger (not an SQLite database)");
   EXPECT_EQ(ReadText(text),
             "this is not a database, but it is long enough to look like a header...\n");
 
   const std::string other = dir / "other.db";
   RawSql(other, "CREATE TABLE songs (title TEXT)");
-  EXPECT_FALSE(SqliteLedger::Open(other, true, false, &ledger, &err));
+  EXPECT_FALSE(SqliteLedger::Open(other, true, false, &ledger).Report(&err));
   EXPECT_NE(err.find("is not a ratchet ledger"), std::string::npos) << err;
-  EXPECT_FALSE(SqliteLedger::Open(other, false, true, &ledger, &err));
-  EXPECT_NE(err.find("is not a ratchet ledger"), std::string::npos) << err;
+  const Error not_ours = SqliteLedger::Open(other, false, true, &ledger);
+  EXPECT_TRUE(not_ours.Is(Error::Kind::kCorruption)) << KindName(not_ours.kind());
+  EXPECT_NE(not_ours.message().find("is not a ratchet ledger"), std::string::npos);
+}
+
+TEST(SqliteLedgerOpen, ADamagedPageIsCorruption) {
+  // What `ratchet audit` reports as a problem found, not as bad input.
+  TempDir dir;
+  const std::string path = dir / "ledger.db";
+  std::unique_ptr<SqliteLedger> ledger;
+  std::string err;
+  ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger).Report(&err)) << err;
+  ASSERT_TRUE(Insert(ledger.get(), MakeExperiment(1, Phase::kDone), &err)) << err;
+  ledger.reset();  // the last connection checkpoints the log into the file
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  std::string bytes = ReadText(path);
+  ASSERT_GT(bytes.size(), 4096u);
+  // Keep SQLite's 100-byte header; scribble over the rest of the first page.
+  for (size_t i = 100; i < 4096; ++i) bytes[i] = static_cast<char>(0xA5);
+  WriteText(path, bytes);
+  const Error damaged = SqliteLedger::Open(path, false, true, &ledger);
+  EXPECT_TRUE(damaged.Is(Error::Kind::kCorruption))
+      << KindName(damaged.kind()) << ": " << damaged.message();
+  EXPECT_NE(damaged.message().find(path), std::string::npos) << damaged.message();
 }
 
 TEST(SqliteLedgerOpen, RefusesANewerSchema) {
@@ -371,20 +396,21 @@ TEST(SqliteLedgerOpen, RefusesANewerSchema) {
   const std::string path = dir / "ledger.db";
   std::unique_ptr<SqliteLedger> ledger;
   std::string err;
-  ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger, &err)) << err;
+  ASSERT_TRUE(SqliteLedger::Open(path, true, false, &ledger).Report(&err)) << err;
   ledger.reset();
   RawSql(path, "UPDATE meta SET value = '7' WHERE key = 'schema_version'");
-  EXPECT_FALSE(SqliteLedger::Open(path, true, false, &ledger, &err));
+  EXPECT_FALSE(SqliteLedger::Open(path, true, false, &ledger).Report(&err));
   EXPECT_NE(err.find("written by a newer ratchet (ledger schema version 7"), std::string::npos)
       << err;
-  EXPECT_FALSE(SqliteLedger::Open(path, false, true, &ledger, &err));
-  EXPECT_NE(err.find("newer ratchet"), std::string::npos) << err;
+  const Error newer = SqliteLedger::Open(path, false, true, &ledger);
+  EXPECT_TRUE(newer.Is(Error::Kind::kNotSupported)) << KindName(newer.kind());
+  EXPECT_NE(newer.message().find("newer ratchet"), std::string::npos) << newer.message();
 }
 
 TEST(SqliteLedgerOpen, InMemory) {
   std::unique_ptr<SqliteLedger> ledger;
   std::string err;
-  ASSERT_TRUE(SqliteLedger::Open(":memory:", true, false, &ledger, &err)) << err;
+  ASSERT_TRUE(SqliteLedger::Open(":memory:", true, false, &ledger).Report(&err)) << err;
   ASSERT_TRUE(Insert(ledger.get(), MakeExperiment(1, Phase::kDone), &err)) << err;
   std::vector<Experiment> rows;
   ASSERT_TRUE(ledger->LoadExperiments(&rows, &err)) << err;
@@ -397,7 +423,7 @@ TEST(SqliteLedgerOpen, InMemory) {
 [[noreturn]] void WriterChild(const std::string& path, int first, int last, int report_fd) {
   std::unique_ptr<SqliteLedger> ledger;
   std::string err;
-  if (!SqliteLedger::Open(path, true, false, &ledger, &err)) _exit(2);
+  if (!SqliteLedger::Open(path, true, false, &ledger).Report(&err)) _exit(2);
   for (int id = first; last == 0 || id <= last; ++id) {
     if (!Insert(ledger.get(), MakeExperiment(id, Phase::kProposing), &err) ||
         !ledger->AddRun(MakeRun(id, 1), &err) ||
@@ -426,7 +452,7 @@ TEST(SqliteLedgerConcurrency, ReaderSeesConsistentSnapshotsWhileWriting) {
   {
     std::unique_ptr<SqliteLedger> init;
     std::string err;
-    ASSERT_TRUE(SqliteLedger::Open(path, true, false, &init, &err)) << err;
+    ASSERT_TRUE(SqliteLedger::Open(path, true, false, &init).Report(&err)) << err;
   }
   constexpr int kCount = 150;
   pid_t child = fork();
@@ -435,7 +461,7 @@ TEST(SqliteLedgerConcurrency, ReaderSeesConsistentSnapshotsWhileWriting) {
 
   std::unique_ptr<SqliteLedger> reader;
   std::string err;
-  ASSERT_TRUE(SqliteLedger::Open(path, false, true, &reader, &err)) << err;
+  ASSERT_TRUE(SqliteLedger::Open(path, false, true, &reader).Report(&err)) << err;
   size_t seen = 0;
   int reads = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -472,7 +498,7 @@ TEST(SqliteLedgerCrash, SigkillMidStreamLeavesCompleteRowsAndLosesNoAcknowledged
       std::string err;
       int next = 1;
       std::vector<Experiment> rows;
-      if (SqliteLedger::Open(path, true, false, &probe, &err) &&
+      if (SqliteLedger::Open(path, true, false, &probe).Report(&err) &&
           probe->LoadExperiments(&rows, &err))
         next = static_cast<int>(rows.size()) + 1;
       if (!rows.empty() && rows.back().phase != Phase::kDone) {
@@ -518,7 +544,7 @@ TEST(SqliteLedgerCrash, SigkillMidStreamLeavesCompleteRowsAndLosesNoAcknowledged
     EXPECT_EQ(RawQuery(path, "PRAGMA integrity_check"), "ok");
     std::unique_ptr<SqliteLedger> ledger;
     std::string err;
-    ASSERT_TRUE(SqliteLedger::Open(path, false, true, &ledger, &err)) << err;
+    ASSERT_TRUE(SqliteLedger::Open(path, false, true, &ledger).Report(&err)) << err;
     std::vector<Experiment> rows;
     ASSERT_TRUE(ledger->LoadExperiments(&rows, &err)) << err;
     ExpectCompleteRows(rows);

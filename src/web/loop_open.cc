@@ -90,7 +90,8 @@ bool OpenLoopDirectory(const std::string& dir, std::unique_ptr<LoopDirectory>* o
     return false;
   }
   std::unique_ptr<SqliteLedger> ledger;
-  if (!SqliteLedger::Open(db, /*create=*/false, /*read_only=*/true, &ledger, err)) return false;
+  if (!SqliteLedger::Open(db, /*create=*/false, /*read_only=*/true, &ledger).Report(err))
+    return false;
   LoopParts parts;
   parts.dir = dir;
   parts.settings = ReadSettings(dir, ledger.get());

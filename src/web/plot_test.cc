@@ -31,8 +31,8 @@ TEST(PlotTest, RecordedLoop) {
   FixtureSummary summary;
   {
     std::unique_ptr<SqliteLedger> writer;
-    ASSERT_TRUE(
-        SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
+    ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer)
+                    .Report(&err))
         << err;
     FixtureOptions options;
     options.git = false;

@@ -37,7 +37,8 @@ class ServerTest : public ::testing::Test {
     // The test plays `ratchet run`: the writer of a real SQLite ledger.
     std::string err;
     ASSERT_TRUE(
-        SqliteLedger::Open((dir_ / ".ratchet" / "ledger.db").string(), true, false, &writer_, &err))
+        SqliteLedger::Open((dir_ / ".ratchet" / "ledger.db").string(), true, false, &writer_)
+            .Report(&err))
         << err;
     FixtureOptions options;
     options.git = false;
@@ -243,8 +244,8 @@ TEST(LoopDirectoryTest, TheDetailCarriesTheCurveOfTheKeepItWasProposedFrom) {
   fs::create_directories(dir / ".ratchet");
   std::unique_ptr<SqliteLedger> writer;
   std::string err;
-  ASSERT_TRUE(
-      SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
+  ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer)
+                  .Report(&err))
       << err;
   FixtureOptions options;
   options.experiments = 12;
@@ -283,8 +284,8 @@ TEST(LoopDirectoryTest, DiffComesFromGitAndAMissingCommitIsSaid) {
   fs::create_directories(dir / ".ratchet");
   std::unique_ptr<SqliteLedger> writer;
   std::string err;
-  ASSERT_TRUE(
-      SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer, &err))
+  ASSERT_TRUE(SqliteLedger::Open((dir / ".ratchet" / "ledger.db").string(), true, false, &writer)
+                  .Report(&err))
       << err;
   FixtureOptions options;
   options.experiments = 3;

@@ -89,8 +89,28 @@ expect_eq "$(sql "$L" "SELECT status || ' ' || metric FROM experiments WHERE id 
   "the next run put the row back from the journal"
 out=$("$RATCHET" audit "$L" --no-rescore 2>&1) || fail "audit after the repair: $out"
 
+# A ledger damaged under SQLite (its first page scribbled over) is a problem
+# found, not bad input.
+cp "$L/.ratchet/ledger.db" "$WORK/ledger.db.kept"
+python3 - "$L/.ratchet/ledger.db" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(100)
+    f.write(b"\xa5" * (4096 - 100))
+PY
+rm -f "$L/.ratchet/ledger.db-wal" "$L/.ratchet/ledger.db-shm"
+code=0
+out=$("$RATCHET" audit "$L" --no-rescore 2>&1) || code=$?
+expect_eq "$code" 1 "a damaged ledger: exit code"
+expect_contains "$out" "audit: the ledger is damaged" "the damage is named"
+
 # Bad input.
 code=0
 "$RATCHET" audit "$WORK/nowhere" >/dev/null 2>&1 || code=$?
 expect_eq "$code" 2 "no such loop: exit code"
+rm -f "$L/.ratchet/ledger.db"
+code=0
+out=$("$RATCHET" audit "$L" --no-rescore 2>&1) || code=$?
+expect_eq "$code" 2 "a loop with no ledger: exit code"
+expect_contains "$out" "has no ledger yet" "the missing ledger is named"
 finish

@@ -73,9 +73,9 @@ int Optimizer::InitSize() const {
   return std::clamp(static_cast<int>(space_->size()) + 3, 5, 10);
 }
 
-bool Optimizer::Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
-                        const SearchHints& hints, const Point* incumbent, uint64_t salt,
-                        Suggestion* out, std::string* err) const {
+Error Optimizer::Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
+                         const SearchHints& hints, const Point* incumbent, uint64_t salt,
+                         Suggestion* out) const {
   // The anchor: the incumbent, else the best result, else the middle.
   Point anchor;
   if (incumbent) {
@@ -99,32 +99,20 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const std::vect
   if (hints.next) {
     const Point& p = *hints.next;
     const std::string violated = space_->Violated(p);
-    if (!space_->Contains(p)) {
-      *err = "search hints: next " + space_->Describe(p) + " is not in the search space";
-      return false;
-    }
-    if (!violated.empty()) {
-      *err = "search hints: next " + space_->Describe(p) + " breaks the constraint " + violated;
-      return false;
-    }
-    if (ctx.Tried(p)) {
-      *err = "search hints: next " + space_->Describe(p) + " was already tried";
-      return false;
-    }
-    if (ctx.IsPending(p)) {
-      *err = "search hints: next " + space_->Describe(p) + " is in flight on another worker";
-      return false;
-    }
+    const std::string next = "search hints: next " + space_->Describe(p);
+    if (!space_->Contains(p)) return Error::InvalidArgument(next + " is not in the search space");
+    if (!violated.empty())
+      return Error::InvalidArgument(next + " breaks the constraint " + violated);
+    if (ctx.Tried(p)) return Error::InvalidArgument(next + " was already tried");
+    if (ctx.IsPending(p)) return Error::InvalidArgument(next + " is in flight on another worker");
     out->point = p;
     out->method = "next (hint)";
-    return true;
+    return {};
   }
 
   Algorithm algorithm = options_.algorithm;
-  if (!hints.algorithm.empty() && !ParseAlgorithm(hints.algorithm, &algorithm)) {
-    *err = "search hints: unknown algorithm '" + hints.algorithm + "'";
-    return false;
-  }
+  if (!hints.algorithm.empty() && !ParseAlgorithm(hints.algorithm, &algorithm))
+    return Error::InvalidArgument("search hints: unknown algorithm '" + hints.algorithm + "'");
   Rng rng(MixSeed(options_.seed, salt));
   const int init = InitSize();
   const uint64_t design_seed = MixSeed(options_.seed, kDesignStream);
@@ -164,27 +152,27 @@ bool Optimizer::Suggest(const std::vector<Observation>& history, const std::vect
     bool exhausted = false;
     if (!ctx.SampleAdmissible(rng, 5000, &out->point, &exhausted)) {
       if (exhausted) {
-        *err =
+        return Error::Exhausted(
             "no admissible point left: every point the space, its constraints and the hints "
-            "allow has been tried";
-        if (!pending.empty()) *err += " or is in flight";
-      } else {
-        *err =
-            "found no admissible point in 5000 random draws: the constraints and hints leave "
-            "(almost) no room in the space";
+            "allow has been tried" +
+            std::string(pending.empty() ? "" : " or is in flight"));
       }
-      return false;
+      return Error::InvalidArgument(
+          "found no admissible point in 5000 random draws: the constraints and hints leave "
+          "(almost) no room in the space");
     }
     method = algorithm == Algorithm::kRandom ? "random" : "random (fallback)";
   }
   out->method = method;
-  return true;
+  return {};
 }
 
 bool Study::Ask(Point* point, std::string* err) {
   Suggestion s;
-  if (!optimizer_.Suggest(history_, pending_, SearchHints(), nullptr,
-                          history_.size() + pending_.size(), &s, err)) {
+  if (!optimizer_
+           .Suggest(history_, pending_, SearchHints(), nullptr, history_.size() + pending_.size(),
+                    &s)
+           .Report(err)) {
     return false;
   }
   *point = s.point;

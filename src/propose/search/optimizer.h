@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "propose/search/hints.h"
 #include "propose/search/space.h"
 
@@ -95,17 +96,17 @@ class Optimizer {
   /// values in the files), or null to use the best observed one; frozen
   /// parameters keep its values and local search steps from it. `salt`
   /// varies the random stream between rounds (the experiment id). Fails with
-  /// "no admissible point left: ..." when every point has been tried, and
-  /// with another message when the hints are bad or leave no room.
+  /// kExhausted when every point has been tried (or is in flight), and with
+  /// kInvalidArgument when the hints are bad or leave no room.
   /// `pending` are the points in flight on other workers (no result yet);
   /// their order is part of the input.
-  bool Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
-               const SearchHints& hints, const Point* incumbent, uint64_t salt, Suggestion* out,
-               std::string* err) const;
+  Error Suggest(const std::vector<Observation>& history, const std::vector<Point>& pending,
+                const SearchHints& hints, const Point* incumbent, uint64_t salt,
+                Suggestion* out) const;
   /// The same with nothing in flight (one worker).
-  bool Suggest(const std::vector<Observation>& history, const SearchHints& hints,
-               const Point* incumbent, uint64_t salt, Suggestion* out, std::string* err) const {
-    return Suggest(history, {}, hints, incumbent, salt, out, err);
+  Error Suggest(const std::vector<Observation>& history, const SearchHints& hints,
+                const Point* incumbent, uint64_t salt, Suggestion* out) const {
+    return Suggest(history, {}, hints, incumbent, salt, out);
   }
 
   /// The initial design size used for this space.

@@ -92,7 +92,7 @@ TEST(OptimizerTest, AResumedSearchContinuesTheSameWay) {
   const std::vector<Observation> prefix(full.begin(), full.begin() + 12);
   Suggestion s;
   std::string err;
-  ASSERT_TRUE(fresh.Suggest(prefix, SearchHints(), nullptr, 12, &s, &err)) << err;
+  ASSERT_TRUE(fresh.Suggest(prefix, SearchHints(), nullptr, 12, &s).Report(&err)) << err;
   EXPECT_EQ(s.point, full[12].point);
 }
 
@@ -115,6 +115,22 @@ TEST(OptimizerTest, NeverRepeatsAndSaysWhenTheSpaceIsExhausted) {
     EXPECT_FALSE(study.Ask(&p, &err)) << AlgorithmName(a);
     EXPECT_NE(err.find("no admissible point left"), std::string::npos) << err;
   }
+}
+
+TEST(OptimizerTest, FailuresSayTheirKind) {
+  // The search proposer tells "nothing left" (the loop's end) from bad hints.
+  const SearchSpace space = MakeSpace({Int("A", 1, 2)});
+  const Optimizer opt(&space, SearchOptions());
+  const std::vector<Observation> all = {{Point{1}, Observation::Kind::kValue, 1.0},
+                                        {Point{2}, Observation::Kind::kValue, 2.0}};
+  Suggestion s;
+  const Error exhausted = opt.Suggest(all, SearchHints(), nullptr, 1, &s);
+  EXPECT_TRUE(exhausted.Is(Error::Kind::kExhausted)) << exhausted.message();
+  SearchHints hints;
+  hints.algorithm = "no-such-algorithm";
+  const Error bad = opt.Suggest({}, hints, nullptr, 1, &s);
+  EXPECT_TRUE(bad.Is(Error::Kind::kInvalidArgument)) << bad.message();
+  EXPECT_NE(bad.message().find("unknown algorithm"), std::string::npos) << bad.message();
 }
 
 TEST(OptimizerTest, ConstraintsAreNeverViolated) {
@@ -195,7 +211,7 @@ class HintsTest : public ::testing::Test {
     if (!ParseSearchHints(hints_json, space_, incumbent_, &hints, err)) return false;
     SearchOptions options;
     options.algorithm = a;
-    return Optimizer(&space_, options).Suggest(history_, hints, &incumbent_, 16, s, err);
+    return Optimizer(&space_, options).Suggest(history_, hints, &incumbent_, 16, s).Report(err);
   }
   SearchSpace space_;
   Point incumbent_;
@@ -315,7 +331,7 @@ TEST(OptimizerTest, LocalStepGrowsAfterImprovementsAndShrinksAfterMisses) {
     }
     Suggestion s;
     std::string err;
-    EXPECT_TRUE(opt.Suggest(history, SearchHints(), nullptr, 1, &s, &err)) << err;
+    EXPECT_TRUE(opt.Suggest(history, SearchHints(), nullptr, 1, &s).Report(&err)) << err;
     return std::stod(s.method.substr(s.method.rfind(' ') + 1));
   };
   const double improving = step_after({5, 4, 3, 2, 1});
@@ -354,7 +370,8 @@ TEST(OptimizerTest, LongHistoriesAreTrimmedForTheModel) {
   options.algorithm = Algorithm::kGp;
   Suggestion s;
   std::string err;
-  ASSERT_TRUE(Optimizer(&space, options).Suggest(history, SearchHints(), nullptr, 1, &s, &err))
+  ASSERT_TRUE(
+      Optimizer(&space, options).Suggest(history, SearchHints(), nullptr, 1, &s).Report(&err))
       << err;
   EXPECT_EQ(s.method, "gp");
   EXPECT_LT(std::fabs(s.point[0] - 0.3) + std::fabs(s.point[1] - 0.6), 0.3);
@@ -376,7 +393,7 @@ std::vector<Point> AskInFlight(const SearchSpace& space, SearchOptions options,
   for (int k = 0; k < n; ++k) {
     Suggestion s;
     std::string err;
-    EXPECT_TRUE(opt.Suggest(history, pending, SearchHints(), nullptr, 100 + k, &s, &err))
+    EXPECT_TRUE(opt.Suggest(history, pending, SearchHints(), nullptr, 100 + k, &s).Report(&err))
         << AlgorithmName(options.algorithm) << " ask " << k << ": " << err;
     if (s.point.empty()) break;
     pending.push_back(s.point);
@@ -527,12 +544,13 @@ TEST(PendingTest, TheLiarMovesTheGaussianProcessAwayFromAPendingPoint) {
     const Optimizer opt(&space, options);
     Suggestion first, refused, lied;
     std::string err;
-    ASSERT_TRUE(opt.Suggest(history, SearchHints(), nullptr, 1, &first, &err)) << err;
+    ASSERT_TRUE(opt.Suggest(history, SearchHints(), nullptr, 1, &first).Report(&err)) << err;
     ASSERT_EQ(first.method, "gp");
     std::vector<Observation> with_tried = history;
     with_tried.push_back({first.point, Observation::Kind::kTried, 0});
-    ASSERT_TRUE(opt.Suggest(with_tried, SearchHints(), nullptr, 1, &refused, &err)) << err;
-    ASSERT_TRUE(opt.Suggest(history, {first.point}, SearchHints(), nullptr, 1, &lied, &err)) << err;
+    ASSERT_TRUE(opt.Suggest(with_tried, SearchHints(), nullptr, 1, &refused).Report(&err)) << err;
+    ASSERT_TRUE(opt.Suggest(history, {first.point}, SearchHints(), nullptr, 1, &lied).Report(&err))
+        << err;
     ASSERT_EQ(lied.method, "gp");
     const double near = UnitDistance(space, refused.point, first.point);
     const double away = UnitDistance(space, lied.point, first.point);
@@ -553,7 +571,7 @@ TEST(PendingTest, LocalStepsSpreadAroundTheIncumbent) {
   for (int k = 0; k < 8; ++k) {
     Suggestion s;
     std::string err;
-    ASSERT_TRUE(opt.Suggest({}, pending, hints, &incumbent, 7, &s, &err)) << err;
+    ASSERT_TRUE(opt.Suggest({}, pending, hints, &incumbent, 7, &s).Report(&err)) << err;
     for (const Point& q : pending) {
       EXPECT_GE(UnitDistance(space, s.point, q), 0.025)
           << space.Describe(s.point) << " next to " << space.Describe(q);
@@ -583,8 +601,9 @@ TEST(PendingTest, TheInitialDesignCountsThePointsInFlight) {
     const std::vector<Point> pending(asked.begin() + 1, asked.end());
     Suggestion s;
     std::string err;
-    ASSERT_TRUE(
-        Optimizer(&space, options).Suggest(history, pending, SearchHints(), nullptr, 9, &s, &err))
+    ASSERT_TRUE(Optimizer(&space, options)
+                    .Suggest(history, pending, SearchHints(), nullptr, 9, &s)
+                    .Report(&err))
         << err;
     if (a != Algorithm::kLhs) {
       EXPECT_EQ(s.method.find("lhs"), std::string::npos) << s.method;
@@ -599,7 +618,8 @@ TEST(PendingTest, ANextHintInFlightIsRefused) {
   Suggestion s;
   std::string err;
   EXPECT_FALSE(Optimizer(&space, SearchOptions())
-                   .Suggest({}, {Point{0.25, 0.75}}, hints, nullptr, 1, &s, &err));
+                   .Suggest({}, {Point{0.25, 0.75}}, hints, nullptr, 1, &s)
+                   .Report(&err));
   EXPECT_NE(err.find("is in flight on another worker"), std::string::npos) << err;
 }
 

@@ -197,12 +197,14 @@ Proposal SearchProposer::Propose(const ProposalRequest& request) {
   const std::vector<Point> pending = Pending(request, current);
   Suggestion s;
   const Optimizer optimizer(&space, config_.options);
-  if (!optimizer.Suggest(history, pending, hints, &current,
-                         static_cast<uint64_t>(request.experiment_id), &s, &err)) {
+  const Error suggested = optimizer.Suggest(history, pending, hints, &current,
+                                            static_cast<uint64_t>(request.experiment_id), &s);
+  if (!suggested.ok()) {
+    // Every point tried is the search's end, not a failure of this experiment.
     Proposal p;
-    const bool exhausted = err.rfind("no admissible point left", 0) == 0;
-    p.outcome = exhausted ? Proposal::Outcome::kNoChange : Proposal::Outcome::kFailed;
-    p.reason = "search: " + err;
+    p.outcome = suggested.Is(Error::Kind::kExhausted) ? Proposal::Outcome::kNoChange
+                                                      : Proposal::Outcome::kFailed;
+    p.reason = "search: " + suggested.message();
     return p;
   }
   if (!binding.Write(s.point, files.write, nullptr, &err)) {

@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::unique_ptr<SqliteLedger> ledger;
-  bool ok = SqliteLedger::Open(dir + "/.ratchet/ledger.db", /*create=*/true, /*read_only=*/false,
-                               &ledger, &err);
+  bool ok =
+      SqliteLedger::Open(dir + "/.ratchet/ledger.db", /*create=*/true, /*read_only=*/false, &ledger)
+          .Report(&err);
   if (ok) {
     ok = append.empty()
              ? WriteLoopFixture(dir, ledger.get(), options, &summary, &err)
