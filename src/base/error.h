@@ -39,6 +39,11 @@ class [[nodiscard]] Error {
   static Error IO(std::string message) { return {Kind::kIO, std::move(message)}; }
   static Error Busy(std::string message) { return {Kind::kBusy, std::move(message)}; }
   static Error Exhausted(std::string message) { return {Kind::kExhausted, std::move(message)}; }
+  /// A failure of a kind known only at run time (from a library's code);
+  /// kNone gives no failure.
+  static Error Of(Kind kind, std::string message) {
+    return kind == Kind::kNone ? Error() : Error(kind, std::move(message));
+  }
 
   bool ok() const { return kind_ == Kind::kNone; }
   Kind kind() const { return kind_; }

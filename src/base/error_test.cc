@@ -38,6 +38,12 @@ TEST(ErrorTest, EachFactoryMakesItsKind) {
   }
 }
 
+TEST(ErrorTest, OfMakesAKindKnownOnlyAtRunTime) {
+  EXPECT_TRUE(Error::Of(Error::Kind::kCorruption, "m").Is(Error::Kind::kCorruption));
+  EXPECT_EQ(Error::Of(Error::Kind::kBusy, "m").message(), "m");
+  EXPECT_TRUE(Error::Of(Error::Kind::kNone, "m").ok());
+}
+
 TEST(ErrorTest, ReportPassesTheMessageOn) {
   std::string err;
   EXPECT_FALSE(Error::Busy("another run holds the loop").Report(&err));

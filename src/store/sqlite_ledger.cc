@@ -135,19 +135,6 @@ Error::Kind KindOfSqliteCode(int rc) {
   }
 }
 
-Error OfKind(Error::Kind kind, std::string message) {
-  switch (kind) {
-    case Error::Kind::kCorruption:
-      return Error::Corruption(std::move(message));
-    case Error::Kind::kBusy:
-      return Error::Busy(std::move(message));
-    case Error::Kind::kNotFound:
-      return Error::NotFound(std::move(message));
-    default:
-      return Error::IO(std::move(message));
-  }
-}
-
 }  // namespace
 
 Error SqliteLedger::Open(const std::string& path, bool create, bool read_only,
@@ -162,8 +149,8 @@ Error SqliteLedger::Open(const std::string& path, bool create, bool read_only,
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
-    Error e = OfKind(KindOfSqliteCode(rc), "cannot open the ledger " + path + ": " +
-                                               (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+    Error e = Error::Of(KindOfSqliteCode(rc), "cannot open the ledger " + path + ": " +
+                                                  (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
     sqlite3_close(db);
     return e;
   }
@@ -178,7 +165,7 @@ Error SqliteLedger::Open(const std::string& path, bool create, bool read_only,
 }
 
 Error SqliteLedger::SqliteError(std::string message) const {
-  return OfKind(KindOfSqliteCode(sqlite3_extended_errcode(db_)), std::move(message));
+  return Error::Of(KindOfSqliteCode(sqlite3_extended_errcode(db_)), std::move(message));
 }
 
 SqliteLedger::~SqliteLedger() {
