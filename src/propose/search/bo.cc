@@ -172,6 +172,15 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
       lies.push_back(lie);
     }
     if (!model.gp.Condition(px, lies)) return false;
+    // The incumbent is the best posterior mean over the points in flight
+    // too: a pending point believed better than the best result is where
+    // improvement is already expected, so the expected improvement next to
+    // it falls instead of pulling the next proposal on top of it.
+    for (const std::vector<double>& q : px) {
+      double mu, var;
+      model.gp.Predict(q, &mu, &var);
+      model.best = std::min(model.best, mu);
+    }
   }
 
   const int kCandidates = 1000;
