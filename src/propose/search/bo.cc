@@ -173,9 +173,9 @@ bool SuggestGp(const SearchContext& ctx, const std::vector<Observation>& history
     }
     if (!model.gp.Condition(px, lies)) return false;
     // The incumbent is the best posterior mean over the points in flight
-    // too: a pending point believed better than the best result is where
-    // improvement is already expected, so the expected improvement next to
-    // it falls instead of pulling the next proposal on top of it.
+    // too: against the best real result alone, a pending point believed
+    // better left a near-sure improvement just beside it, and the next
+    // worker's proposal landed on top of it.
     for (const std::vector<double>& q : px) {
       double mu, var;
       model.gp.Predict(q, &mu, &var);
