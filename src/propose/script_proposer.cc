@@ -25,6 +25,15 @@ class ScriptProposer : public Proposer {
       p.reason = "could not write the history for the script: " + err;
       return p;
     }
+    // Other workers' experiments, so that the script does not propose one
+    // of them again (an empty array with one worker).
+    static const std::vector<Experiment> kNone;
+    if (!deps_.workspace->WriteFile(rel_dir + "/in_flight.json",
+                                    HistoryJson(request.in_flight ? *request.in_flight : kNone),
+                                    &err)) {
+      p.reason = "could not write the experiments in flight for the script: " + err;
+      return p;
+    }
     std::string guidance;
     for (const std::string& line : request.guidance) guidance += line + "\n";
 
@@ -41,6 +50,7 @@ class ScriptProposer : public Proposer {
                                          ? FormatMetric(*request.incumbent->metric)
                                          : ""},
         {"RATCHET_HISTORY", request.run_dir + "/history.json"},
+        {"RATCHET_IN_FLIGHT", request.run_dir + "/in_flight.json"},
         {"RATCHET_GUIDANCE", guidance},
         {"GIT_CEILING_DIRECTORIES", deps_.workspace->root() + "/.ratchet/work"},
     };

@@ -4,7 +4,9 @@
 //   timeout = "5m"                   # default 10m
 // with RATCHET_EXPERIMENT, RATCHET_SEED, RATCHET_RUN_DIR, RATCHET_METRIC,
 // RATCHET_GOAL, RATCHET_INCUMBENT_METRIC, RATCHET_HISTORY (a JSON file of
-// every experiment so far, see history_json.h) and RATCHET_GUIDANCE (outer
+// every experiment so far, see history_json.h), RATCHET_IN_FLIGHT (the same
+// for the experiments in flight on other workers: no result yet, and an
+// empty description while still being proposed) and RATCHET_GUIDANCE (outer
 // loop guidance, one line each) in its environment. It edits the files in
 // place and prints a one-line description of its change as its last line of
 // output. A non-zero exit, the timeout, or a write to .git or .ratchet is a

@@ -69,8 +69,12 @@ TEST_F(ScriptProposerTest, RunsTheCommandAndTakesTheLastLine) {
   base.description = "baseline";
   history.push_back(base);
   runner.handler = [](const RunSpec&) { return Exited(0, "thinking\nraise x to 2\n\n"); };
+  std::vector<Experiment> in_flight(1);
+  in_flight[0].id = 3;
+  in_flight[0].description = "lower the learning rate";
   ProposalRequest request = Request();
   request.incumbent = &history[0];
+  request.in_flight = &in_flight;
   request.sandbox.enabled = true;
   request.sandbox.home = "/loop/.ratchet/runs/4/home/propose";
   Proposal p = proposer->Propose(request);
@@ -91,6 +95,12 @@ TEST_F(ScriptProposerTest, RunsTheCommandAndTakesTheLastLine) {
   EXPECT_EQ(env["RATCHET_HISTORY"], "/loop/.ratchet/runs/4/history.json");
   EXPECT_NE(workspace.files[".ratchet/runs/4/history.json"].find("\"description\": \"baseline\""),
             std::string::npos);
+  // What other workers are running, so the script does not repeat it.
+  EXPECT_EQ(env["RATCHET_IN_FLIGHT"], "/loop/.ratchet/runs/4/in_flight.json");
+  const std::string& flying = workspace.files[".ratchet/runs/4/in_flight.json"];
+  EXPECT_NE(flying.find("\"description\": \"lower the learning rate\""), std::string::npos)
+      << flying;
+  EXPECT_EQ(flying.find("\"description\": \"baseline\""), std::string::npos) << flying;
   // It runs in the view the engine prepared for it, with a scratch home.
   EXPECT_TRUE(spec.sandbox.enabled);
   EXPECT_EQ(spec.sandbox.home, "/loop/.ratchet/runs/4/home/propose");

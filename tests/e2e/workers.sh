@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Parallel workers: with [run] workers = 2 two experiments are in flight at
 # once, each with its own slot (RATCHET_SLOT, slot_env) and its own working
-# copy. `kill -9` of ratchet while two are in flight leaves no process of
-# that session; the next `ratchet run` marks both interrupted (none lost,
+# copy, and a script proposer is shown the others in flight
+# (RATCHET_IN_FLIGHT). `kill -9` of ratchet while two are in flight leaves
+# no process of that session; the next `ratchet run` marks both interrupted (none lost,
 # none run twice), the branch only moves forward, the ledger audits clean,
 # and the branch holds one commit per keep.
 source "$(dirname "$0")/lib.sh"
@@ -57,6 +58,7 @@ echo "score: $(cat x/*.txt | sort -n | tail -1)"
 SH
 # Every proposal adds its own file: winners never conflict when rebased.
 cat >"$W/propose.sh" <<'SH'
+cp "$RATCHET_IN_FLIGHT" "$GATE_DIR/in-flight-$RATCHET_EXPERIMENT"
 echo "$RATCHET_EXPERIMENT" > "x/$RATCHET_EXPERIMENT.txt"
 echo "add x/$RATCHET_EXPERIMENT.txt"
 SH
@@ -121,6 +123,16 @@ wait_until 60 started 4 || fail "#4 never started after #2 ended"
 expect_eq "$(sql "$W" "SELECT status FROM experiments WHERE id = 2")" "keep" "#2 kept"
 expect_eq "$(cat "$GATE_DIR/slot-4")" "$(cat "$GATE_DIR/slot-2")" "#4 has the slot #2 freed"
 expect_eq "$(phase_of 3) $(phase_of 4)" "running running" "#3 and #4 in flight"
+# The script that proposed #4 was shown #3, in flight beside it, and not
+# the finished #2.
+flying=$(tr -d '\n' <"$GATE_DIR/in-flight-4")
+case "$flying" in
+  *'"description": "add x/3.txt"'*) ;;
+  *) fail "#4's proposer should see #3 in RATCHET_IN_FLIGHT, got: $flying" ;;
+esac
+case "$flying" in
+  *'x/2.txt'*) fail "#4's proposer should not see the finished #2 as in flight: $flying" ;;
+esac
 old_tip=$(git -C "$W" rev-parse refs/heads/ratchet/par)
 for id in 3 4; do
   hold_pidns "$(cat "$GATE_DIR/pidns-$id")" || fail "no process found in #$id's pid namespace"
