@@ -60,17 +60,24 @@ bool BanditMechanism::Create(const BuiltinContext& context, const BanditOptions&
 }
 
 size_t BanditMechanism::Choose() const {
+  // A pull still in flight (another worker's experiment, no result yet)
+  // counts in the confidence bound but not in the mean: otherwise every
+  // worker proposing at once would pull the same arm.
+  std::vector<int> in_flight(arms_.size(), 0);
+  for (const auto& [id, arm] : pending_) ++in_flight[arm];
   int total = 0;
-  for (const BanditArm& a : arms_) {
-    if (a.pulls == 0) return static_cast<size_t>(&a - arms_.data());
-    total += a.pulls;
+  for (size_t i = 0; i < arms_.size(); ++i) {
+    const int n = arms_[i].pulls + in_flight[i];
+    if (n == 0) return i;
+    total += n;
   }
   size_t best = 0;
   double best_score = -1;
   for (size_t i = 0; i < arms_.size(); ++i) {
     const BanditArm& a = arms_[i];
+    const double mean = a.pulls > 0 ? a.reward / a.pulls : 0;
     const double score =
-        a.reward / a.pulls + c_ * std::sqrt(2 * std::log(static_cast<double>(total)) / a.pulls);
+        mean + c_ * std::sqrt(2 * std::log(static_cast<double>(total)) / (a.pulls + in_flight[i]));
     if (score > best_score) {
       best_score = score;
       best = i;

@@ -3,7 +3,9 @@
 // kinds of change described in text (families for an agent). Before each
 // proposal it picks the arm with the highest upper confidence bound (each
 // untried arm first, in order) and gives its hints or text; the reward of an
-// arm is 1 for a keep and 0 otherwise. A proposal another mechanism already
+// arm is 1 for a keep and 0 otherwise. With several workers, a pull whose
+// experiment is still in flight counts in the arm's bound (not its mean), so
+// proposals made at once spread over the arms. A proposal another mechanism already
 // forced ("next") is left alone. The counts live in memory: a resumed loop
 // starts the bandit afresh.
 #pragma once
@@ -44,7 +46,7 @@ class BanditMechanism : public OuterMechanism {
   std::string name() const override { return "bandit"; }
   std::vector<Hook> hooks() const override { return {Hook::kBeforePropose, Hook::kOnResult}; }
   const std::vector<BanditArm>& arms() const { return arms_; }
-  /// The arm UCB1 picks now.
+  /// The arm UCB1 picks now, counting the pulls in flight.
   size_t Choose() const;
 
  protected:

@@ -51,6 +51,43 @@ TEST(Bandit, TriesEveryArmThenFavoursTheOneThatKeeps) {
   EXPECT_EQ(b->calls().at("on_result"), 23);
 }
 
+TEST(Bandit, ProposalsInFlightAtOnceSpreadOverTheArms) {
+  // Three workers propose before any result is in: each gets its own arm.
+  // Then the rewarded arm leads, and a pull of it still in flight lowers its
+  // bound, not its mean.
+  BanditOptions options;
+  options.steps = {0.01, 0.1, 0.4};
+  auto b = Make(options, nullptr);
+  Trace t;
+  t.Baseline(10);
+  std::vector<double> steps;
+  for (int id : {2, 3, 4}) {
+    LoopView view = t.View();
+    view.next_id = id;
+    Guidance g;
+    b->BeforePropose(view, &g);
+    steps.push_back(GetHint(g, "step").get<double>());
+  }
+  EXPECT_EQ(steps, (std::vector<double>{0.01, 0.1, 0.4}));
+  for (Status s : {Status::kDiscard, Status::kKeep, Status::kDiscard}) {
+    t.Add(s, 1);
+    b->OnResult(t.View(), t.history.back());
+  }
+  for (const BanditArm& a : b->arms()) EXPECT_EQ(a.pulls, 1);
+  std::vector<double> next;
+  for (int id : {5, 6}) {
+    LoopView view = t.View();
+    view.next_id = id;
+    Guidance g;
+    b->BeforePropose(view, &g);
+    next.push_back(GetHint(g, "step").get<double>());
+  }
+  // The keep's arm first; with it in flight, its bound (1 + 0.5 sqrt(2 ln 4
+  // / 2) = 1.59) still beats the others' (0 + 0.5 sqrt(2 ln 4) = 0.83).
+  EXPECT_EQ(next, (std::vector<double>{0.1, 0.1}));
+  EXPECT_EQ(b->arms()[1].pulls, 1);  // in flight is not a result
+}
+
 TEST(Bandit, LeavesAForcedProposalAloneAndIgnoresProposalsThatNeverRan) {
   auto b = Make(BanditOptions(), nullptr);
   Trace t;
