@@ -29,6 +29,15 @@ double Pull(BanditMechanism* b, Trace* t, bool keep) {
   return step;
 }
 
+// A proposal for experiment `id` with no result yet: the arm's step.
+double ProposeAs(BanditMechanism* b, const Trace& t, int id) {
+  LoopView view = t.View();
+  view.next_id = id;
+  Guidance g;
+  b->BeforePropose(view, &g);
+  return GetHint(g, "step").get<double>();
+}
+
 TEST(Bandit, TriesEveryArmThenFavoursTheOneThatKeeps) {
   BanditOptions options;
   options.steps = {0.01, 0.1, 0.4};
@@ -61,13 +70,7 @@ TEST(Bandit, ProposalsInFlightAtOnceSpreadOverTheArms) {
   Trace t;
   t.Baseline(10);
   std::vector<double> steps;
-  for (int id : {2, 3, 4}) {
-    LoopView view = t.View();
-    view.next_id = id;
-    Guidance g;
-    b->BeforePropose(view, &g);
-    steps.push_back(GetHint(g, "step").get<double>());
-  }
+  for (int id : {2, 3, 4}) steps.push_back(ProposeAs(b.get(), t, id));
   EXPECT_EQ(steps, (std::vector<double>{0.01, 0.1, 0.4}));
   for (Status s : {Status::kDiscard, Status::kKeep, Status::kDiscard}) {
     t.Add(s, 1);
@@ -75,13 +78,7 @@ TEST(Bandit, ProposalsInFlightAtOnceSpreadOverTheArms) {
   }
   for (const BanditArm& a : b->arms()) EXPECT_EQ(a.pulls, 1);
   std::vector<double> next;
-  for (int id : {5, 6}) {
-    LoopView view = t.View();
-    view.next_id = id;
-    Guidance g;
-    b->BeforePropose(view, &g);
-    next.push_back(GetHint(g, "step").get<double>());
-  }
+  for (int id : {5, 6}) next.push_back(ProposeAs(b.get(), t, id));
   // The keep's arm first; with it in flight, its bound (1 + 0.5 sqrt(2 ln 4
   // / 2) = 1.59) still beats the others' (0 + 0.5 sqrt(2 ln 4) = 0.83).
   EXPECT_EQ(next, (std::vector<double>{0.1, 0.1}));
