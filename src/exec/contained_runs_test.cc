@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +25,7 @@ namespace ratchet {
 namespace {
 
 using Json = nlohmann::json;
+using testing::CommandLineOf;
 using testing::ProcessesWith;
 using testing::ReadFile;
 using testing::TempDir;
@@ -97,11 +97,7 @@ class ContainedRunTest : public ::testing::TestWithParam<Who> {
   // " <pid> (<argv>)" for each, so that a failure says which one lived.
   static std::string Described(const std::vector<pid_t>& pids) {
     std::string out;
-    for (pid_t pid : pids) {
-      std::string argv = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
-      std::replace(argv.begin(), argv.end(), '\0', ' ');
-      out += " " + std::to_string(pid) + " (" + argv + ")";
-    }
+    for (pid_t pid : pids) out += " " + std::to_string(pid) + " (" + CommandLineOf(pid) + ")";
     return out;
   }
   std::string Child() const { return testing::TestChild(); }

@@ -92,6 +92,13 @@ std::vector<pid_t> OwnChildren() {
   return out;
 }
 
+std::string CommandLineOf(pid_t pid) {
+  std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  for (char& c : cmdline)
+    if (c == '\0') c = ' ';
+  return cmdline;
+}
+
 std::vector<pid_t> ProcessesWith(const std::string& token) {
   std::vector<pid_t> out;
   DIR* d = opendir("/proc");
@@ -99,11 +106,8 @@ std::vector<pid_t> ProcessesWith(const std::string& token) {
   while (dirent* e = readdir(d)) {
     std::string name = e->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = ReadFile("/proc/" + name + "/cmdline");
-    for (char& c : cmdline)
-      if (c == '\0') c = ' ';
     pid_t pid = static_cast<pid_t>(std::stol(name));
-    if (pid != getpid() && cmdline.find(token) != std::string::npos && Alive(pid))
+    if (pid != getpid() && CommandLineOf(pid).find(token) != std::string::npos && Alive(pid))
       out.push_back(pid);
   }
   closedir(d);

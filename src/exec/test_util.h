@@ -45,6 +45,10 @@ std::string Survivors(const std::vector<pid_t>& pids);
 /// after a run, there must be none (the supervisor was reaped).
 std::vector<pid_t> OwnChildren();
 
+/// The command line of `pid`, its arguments joined by spaces ("" once it
+/// has ended).
+std::string CommandLineOf(pid_t pid);
+
 /// The pids of processes whose command line contains `token` (a unique
 /// argument such as "sleep 31.0427"): finds a run's processes even inside a
 /// pid namespace, where their own pids mean nothing to us.

@@ -19,16 +19,6 @@ std::unique_ptr<BanditMechanism> Make(const BanditOptions& options, const Search
   return b;
 }
 
-// One proposal and its result: the arm's step, and the experiment kept or not.
-double Pull(BanditMechanism* b, Trace* t, bool keep) {
-  Guidance g;
-  b->BeforePropose(t->View(), &g);
-  const double step = GetHint(g, "step").get<double>();
-  t->Add(keep ? Status::kKeep : Status::kDiscard, 1);
-  b->OnResult(t->View(), t->history.back());
-  return step;
-}
-
 // A proposal for experiment `id` with no result yet: the arm's step.
 double ProposeAs(BanditMechanism* b, const Trace& t, int id) {
   LoopView view = t.View();
@@ -36,6 +26,14 @@ double ProposeAs(BanditMechanism* b, const Trace& t, int id) {
   Guidance g;
   b->BeforePropose(view, &g);
   return GetHint(g, "step").get<double>();
+}
+
+// One proposal and its result: the arm's step, and the experiment kept or not.
+double Pull(BanditMechanism* b, Trace* t, bool keep) {
+  const double step = ProposeAs(b, *t, t->View().next_id);
+  t->Add(keep ? Status::kKeep : Status::kDiscard, 1);
+  b->OnResult(t->View(), t->history.back());
+  return step;
 }
 
 TEST(Bandit, TriesEveryArmThenFavoursTheOneThatKeeps) {

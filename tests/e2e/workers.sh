@@ -3,9 +3,9 @@
 # once, each with its own slot (RATCHET_SLOT, slot_env) and its own working
 # copy, and a script proposer is shown the others in flight
 # (RATCHET_IN_FLIGHT). `kill -9` of ratchet while two are in flight leaves
-# no process of that session; the next `ratchet run` marks both interrupted (none lost,
-# none run twice), the branch only moves forward, the ledger audits clean,
-# and the branch holds one commit per keep.
+# no process of that session; the next `ratchet run` marks both interrupted
+# (none lost, none run twice), the branch only moves forward, the ledger
+# audits clean, and the branch holds one commit per keep.
 source "$(dirname "$0")/lib.sh"
 
 W=$WORK/loop
