@@ -20,13 +20,6 @@ namespace {
 
 std::string ShortSha(const std::string& sha) { return sha.substr(0, 7); }
 
-// The runs that measured something (attempt 1 on); attempt 0 is the
-// preflight.
-int MeasuredRuns(const std::vector<RunRecord>& runs) {
-  return static_cast<int>(std::count_if(runs.begin(), runs.end(),
-                                        [](const RunRecord& r) { return r.attempt >= 1; }));
-}
-
 // How long the engine waits for a step before looking at Ctrl-C and the
 // proposals again. Steps' deadlines are enforced by the runner meanwhile.
 constexpr double kWaitSlice = 0.25;
@@ -296,12 +289,14 @@ bool Engine::Recover(std::string* err) {
   for (Experiment& e : history_) (e.phase == Phase::kDone ? done : unfinished).push_back(e);
   history_ = std::move(done);
   for (Experiment& e : unfinished) {
-    // Only a run can outlive ratchet and be taken up again (CanReattach).
-    const bool running = e.status == Status::kNone && e.phase == Phase::kRunning;
+    // Only a batch step (a cluster job) can outlive ratchet and be taken up
+    // again, and only in a phase that runs one.
+    const bool resumable =
+        e.status == Status::kNone && (e.phase == Phase::kBuilding || e.phase == Phase::kRunning);
     std::vector<RunRecord> runs;
-    if (running && !deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
-    if (running && CanReattach(e, runs)) {
-      reattach_.emplace_back(e, std::move(runs));
+    if (resumable && !deps_.ledger->LoadRuns(e.id, &runs, err)) return false;
+    if (std::optional<ResumePoint> at = resumable ? FindResume(e, runs) : std::nullopt) {
+      reattach_.push_back({e, std::move(runs), std::move(*at)});
       continue;
     }
     if (!RecoverOne(e, err)) return false;
@@ -312,33 +307,31 @@ bool Engine::Recover(std::string* err) {
   if (reattach_.empty()) return deps_.workspace->RemoveAll(".ratchet/work", err);
   for (const Experiment& e : unfinished) {
     const bool in_use = std::any_of(reattach_.begin(), reattach_.end(),
-                                    [&](const auto& r) { return r.first.id == e.id; });
+                                    [&](const Reattachment& r) { return r.exp.id == e.id; });
     if (!in_use && !deps_.workspace->RemoveAll(".ratchet/work/" + std::to_string(e.id), err))
       return false;
   }
   return true;
 }
 
-bool Engine::CanReattach(const Experiment& exp, const std::vector<RunRecord>& runs) const {
-  if (exp.phase != Phase::kRunning || exp.proposer == "rerun") return false;
-  const int measured = MeasuredRuns(runs);
-  const int first_runs = exp.baseline ? config_.baseline_repeats : 1;
-  if (measured >= first_runs) return false;  // judged or confirming: not resumable
+std::optional<ResumePoint> Engine::FindResume(const Experiment& exp,
+                                              const std::vector<RunRecord>& runs) const {
+  if (!deps_.workspace->Exists(".ratchet/work/" + std::to_string(exp.id))) return std::nullopt;
   const ExperimentPaths paths = PathsOf(deps_.workspace->root(), exp.id);
-  return deps_.workspace->Exists(".ratchet/work/" + std::to_string(exp.id)) &&
-         deps_.steps->CanReattach(paths.run_dir + "/" + ExperimentFlow::RunName(measured + 1) +
-                                  ".log");
+  return ExperimentFlow::FindResume(config_, exp, runs, [&](const std::string& name) {
+    return deps_.steps->CanReattach(paths.run_dir + "/" + name + ".log");
+  });
 }
 
 bool Engine::Reattach(std::string* err) {
-  for (auto& [exp, runs] : reattach_) {
-    auto flow = std::make_unique<ExperimentFlow>(this, exp);
+  for (Reattachment& r : reattach_) {
+    auto flow = std::make_unique<ExperimentFlow>(this, r.exp);
     ExperimentFlow* raw = flow.get();
-    flows_[exp.id] = std::move(flow);
-    if (!raw->Reattach(runs, err)) return false;
-    Note("#" + std::to_string(exp.id) + ": reattached to its run, still on the executor");
-    events_->Record(exp.id, "reattached",
-                    nlohmann::json{{"attempt", MeasuredRuns(runs) + 1}}.dump());
+    flows_[r.exp.id] = std::move(flow);
+    if (!raw->Reattach(r.at, r.runs, err)) return false;
+    Note("#" + std::to_string(r.exp.id) + ": reattached to its " + r.at.what +
+         ", still on the executor");
+    events_->Record(r.exp.id, "reattached", nlohmann::json{{"step", r.at.name}}.dump());
   }
   reattach_.clear();
   // What the earlier session left running and nothing took up again ends

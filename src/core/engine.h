@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/experiment.h"
+#include "core/experiment_flow.h"
 #include "core/hooks.h"
 #include "core/ledger.h"
 #include "core/proposer.h"
@@ -100,11 +101,12 @@ class Engine {
   bool CheckBranch(std::string* err);
   bool Recover(std::string* err);
   bool RecoverOne(Experiment exp, std::string* err);
-  /// Whether an unfinished experiment's run outlived ratchet on the
-  /// executor (a cluster job) at the point where the experiment can take it
-  /// up again: before any decision (its first run, or a baseline repeat).
-  bool CanReattach(const Experiment& exp, const std::vector<RunRecord>& runs) const;
-  /// The recovered experiments whose runs are reattached, back in flight.
+  /// The step of an unfinished experiment that outlived ratchet on the
+  /// executor (a cluster job), where the experiment can take it up again
+  /// (ExperimentFlow::FindResume); nullopt when there is none.
+  std::optional<ResumePoint> FindResume(const Experiment& exp,
+                                        const std::vector<RunRecord>& runs) const;
+  /// The recovered experiments whose steps are reattached, back in flight.
   bool Reattach(std::string* err);
   bool StartLoop(std::string* err);
   bool Prepare(std::string* err);
@@ -161,9 +163,15 @@ class Engine {
   std::vector<Experiment> history_;  // finished experiments, by id
   int incumbent_id_ = 0;             // 0 before the baseline is kept
   std::map<int, std::unique_ptr<ExperimentFlow>> flows_;  // in flight, by id
-  // Recovered experiments whose run is still on the executor, with the runs
-  // they had recorded: they go back in flight when the session begins.
-  std::vector<std::pair<Experiment, std::vector<RunRecord>>> reattach_;
+  // Recovered experiments with a step still on the executor, the runs they
+  // had recorded, and that step: they go back in flight when the session
+  // begins.
+  struct Reattachment {
+    Experiment exp;
+    std::vector<RunRecord> runs;
+    ResumePoint at;
+  };
+  std::vector<Reattachment> reattach_;
   std::map<StepRunner::StepId, int> step_owner_;          // step -> experiment id
   std::unique_ptr<ProposalPool> proposals_;
   std::vector<std::vector<double>> noise_groups_;

@@ -799,11 +799,11 @@ TEST_F(EngineTest, ResumeReattachesARunStillOnTheExecutor) {
   preflight.purpose = "preflight";
   ledger.AddRun(preflight, &err);
   repo.copies["/loop/.ratchet/work/2"] = repo.commits[sha];
-  Experiment building = e;  // and one whose build was (not reattachable)
+  Experiment building = e;  // and one whose build is not on the executor any more
   building.phase = Phase::kBuilding;
   ledger.InsertExperiment(&building, &err);
   repo.copies["/loop/.ratchet/work/3"] = repo.commits[sha];
-  steps.reattachable = {"/loop/.ratchet/runs/2/run.log", "/loop/.ratchet/runs/3/build.log"};
+  steps.reattachable = {"/loop/.ratchet/runs/2/run.log", "/loop/.ratchet/runs/3/run.log"};
   steps.leftover_notes = {"cancelled slurm job 7, left running by an earlier session"};
   const size_t calls_before = steps.calls.size();
   const int ended_before = steps.leftovers_ended;
@@ -827,7 +827,76 @@ TEST_F(EngineTest, ResumeReattachesARunStillOnTheExecutor) {
   std::string reattached;
   for (const LedgerEvent& ev : ledger.events)
     if (ev.kind == "reattached" && ev.experiment_id == 2) reattached = ev.detail_json;
-  EXPECT_EQ(reattached, R"({"attempt":1})");
+  EXPECT_EQ(reattached, R"({"step":"run"})");
+}
+
+// Builds, before gates and preflights are cluster jobs too: an experiment
+// killed while one of them ran takes that step up again, and nothing before
+// it runs a second time.
+TEST_F(EngineTest, ResumeReattachesABuildAGateAndAPreflightStillOnTheExecutor) {
+  for (const char* command : {"make", "./lint", "./grad"})
+    special[command] = [](const RunSpec&) { return Exited(0, ""); };
+  run_override = [&](const RunSpec& spec) {  // progress, so that a preflight passes
+    const double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    return Exited(
+        0, "progress: elapsed=1 loss=2\n---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n",
+        2);
+  };
+  const std::string config =
+      "build = \"make\"\n[[gate]]\nname = \"lint\"\ncommand = \"./lint\"\n"
+      "[[gate]]\nname = \"grad\"\ncommand = \"./grad\"\n";
+  auto preflight = [](LoopConfig* c) { c->preflight_s = 1; };
+  RunLoop(config + "[stop]\nmax_experiments = 1\n", preflight);
+  std::string err;
+  // Experiments 2, 3 and 4, killed in their build, their second gate and
+  // their preflight: candidates worse than the baseline (x=1, score 36).
+  const std::vector<std::pair<Phase, std::string>> killed = {
+      {Phase::kBuilding, "build"}, {Phase::kBuilding, "gate-grad"}, {Phase::kRunning, "preflight"}};
+  for (size_t k = 0; k < killed.size(); ++k) {
+    CopyScan scan;
+    scan.base = "c0";
+    scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
+    scan.contents["x.txt"] = {std::to_string(20 + k), false};
+    std::string sha;
+    repo.CommitScan(scan, "candidate", &sha, &err);
+    Experiment e;
+    e.phase = killed[k].first;
+    e.parent_commit = "c0";
+    e.candidate_commit = sha;
+    e.proposer = "script";
+    ledger.InsertExperiment(&e, &err);
+    repo.copies["/loop/.ratchet/work/" + std::to_string(e.id)] = repo.commits[sha];
+    steps.reattachable.insert("/loop/.ratchet/runs/" + std::to_string(e.id) + "/" +
+                              killed[k].second + ".log");
+  }
+  const size_t calls_before = steps.calls.size();
+  LoopConfig resumed = Config(config + "[stop]\nmax_experiments = 4\n");
+  preflight(&resumed);
+  Engine engine(resumed, Deps());
+  ASSERT_TRUE(engine.Preflight(&err)) << err;
+  StopSummary summary;
+  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
+  std::map<int, std::vector<std::string>> started;  // log names, by experiment
+  for (size_t i = calls_before; i < steps.calls.size(); ++i) {
+    const std::string& log = steps.calls[i].log_path;
+    const std::string prefix = "/loop/.ratchet/runs/";
+    const size_t slash = log.find('/', prefix.size());
+    started[std::stoi(log.substr(prefix.size(), slash - prefix.size()))].push_back(
+        log.substr(slash + 1));
+  }
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(started[2],
+            (Names{"build.log", "gate-lint.log", "gate-grad.log", "preflight.log", "run.log"}));
+  EXPECT_EQ(started[3], (Names{"gate-grad.log", "preflight.log", "run.log"})) << "lint had passed";
+  EXPECT_EQ(started[4], (Names{"preflight.log", "run.log"}));
+  for (int id : {2, 3, 4})
+    EXPECT_EQ(StatusOf(id), Status::kDiscard) << "#" << id << ": " << Exp(id).reason;
+  std::map<int, std::string> reattached;
+  for (const LedgerEvent& ev : ledger.events)
+    if (ev.kind == "reattached") reattached[ev.experiment_id] = ev.detail_json;
+  EXPECT_EQ(reattached, (std::map<int, std::string>{{2, R"({"step":"build"})"},
+                                                    {3, R"({"step":"gate-grad"})"},
+                                                    {4, R"({"step":"preflight"})"}}));
 }
 
 TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {

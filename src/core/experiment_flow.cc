@@ -2,6 +2,7 @@
 // `return Finish(...)` is a decision; every Enter() is a write-ahead.
 #include "core/experiment_flow.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +42,14 @@ std::string FailLine(const std::string& output) {
 
 // Engine-measured values, which no printed line may override.
 constexpr const char* kMeasuredPrefix = "run.";
+
+// The indexes of the gates that run before the runs, in order.
+std::vector<size_t> BeforeGates(const LoopConfig& config) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < config.gates.size(); ++i)
+    if (config.gates[i].when == GateConfig::When::kBefore) order.push_back(i);
+  return order;
+}
 
 }  // namespace
 
@@ -233,10 +242,11 @@ bool ExperimentFlow::Build(std::string* err) {
         !engine_->deps_.repo->CheckoutCopy(exp_.candidate_commit, paths_.copy, err))
       return false;
   }
-  if (!Enter(Phase::kBuilding, err)) return false;
-  gate_order_.clear();
-  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
-    if (engine_->config_.gates[i].when == GateConfig::When::kBefore) gate_order_.push_back(i);
+  return Enter(Phase::kBuilding, err) && StartBuild(err);
+}
+
+bool ExperimentFlow::StartBuild(std::string* err) {
+  gate_order_ = BeforeGates(engine_->config_);
   gate_ = 0;
   after_gates_done_ = false;
   const LoopConfig& c = engine_->config_;
@@ -414,18 +424,70 @@ std::string ExperimentFlow::RunName(int attempt) {
   return attempt == 1 ? "run" : "run-" + std::to_string(attempt);
 }
 
-bool ExperimentFlow::Reattach(const std::vector<RunRecord>& runs, std::string* err) {
-  // Where NextGate had left it: the before gates passed, then the preflight.
-  gate_order_.clear();
-  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
-    if (engine_->config_.gates[i].when == GateConfig::When::kBefore) gate_order_.push_back(i);
-  gate_ = gate_order_.size();
-  after_gates_done_ = false;
-  preflight_done_ = true;
+std::optional<ResumePoint> ExperimentFlow::FindResume(
+    const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
+    const std::function<bool(const std::string& name)>& on_executor) {
+  // A `ratchet rerun` starts over from its proposal; a decided experiment
+  // only has its side effects left (Engine::RecoverOne).
+  if (exp.status != Status::kNone || exp.proposer == "rerun") return std::nullopt;
+  const int measured = static_cast<int>(
+      std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt >= 1; }));
+  const bool preflight_recorded =
+      std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt == 0; });
+  auto at = [](ResumePoint::Step step, std::string name, std::string what, size_t gate = 0) {
+    return std::optional<ResumePoint>(ResumePoint{step, gate, std::move(name), std::move(what)});
+  };
+  if (exp.phase == Phase::kBuilding) {
+    // Building again after runs (a winner run again on a moved incumbent)
+    // is not resumed: what its runs were for is not in the ledger.
+    if (measured > 0) return std::nullopt;
+    if (!config.build.empty() && on_executor("build"))
+      return at(ResumePoint::Step::kBuild, "build", "build");
+    // The steps run one after another, each only once the one before it
+    // passed: the one still on the executor is where the experiment was.
+    // A gate with `serve` ran on this machine, and ended with ratchet.
+    const std::vector<size_t> order = BeforeGates(config);
+    for (size_t k = 0; k < order.size(); ++k) {
+      const GateConfig& gate = config.gates[order[k]];
+      if (gate.serve.empty() && on_executor("gate-" + gate.name))
+        return at(ResumePoint::Step::kGate, "gate-" + gate.name, "gate " + gate.name, k);
+    }
+    return std::nullopt;
+  }
+  if (exp.phase != Phase::kRunning) return std::nullopt;
+  if (measured == 0 && !preflight_recorded && config.preflight_s > 0 && !exp.baseline &&
+      on_executor("preflight"))
+    return at(ResumePoint::Step::kPreflight, "preflight", "preflight");
+  // Judged, confirming or in the after gates: not resumable.
+  const int first_runs = exp.baseline ? config.baseline_repeats : 1;
+  if (measured >= first_runs || !on_executor(RunName(measured + 1))) return std::nullopt;
+  return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
+}
+
+bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord>& runs,
+                              std::string* err) {
   for (const RunRecord& r : runs)
     if (r.attempt >= 1) runs_.push_back(r);
-  reattaching_ = true;
-  return StartAttempt(runs_.empty() ? "main" : "baseline_repeat", err);
+  gate_order_ = BeforeGates(engine_->config_);
+  after_gates_done_ = false;
+  switch (at.step) {
+    case ResumePoint::Step::kBuild:
+      return StartBuild(err);
+    case ResumePoint::Step::kGate:
+      gate_ = at.gate;  // the ones before it passed
+      StartGate(err);
+      return true;
+    case ResumePoint::Step::kPreflight:
+      gate_ = gate_order_.size();
+      return StartPreflight(err);
+    case ResumePoint::Step::kRun:
+      // Where NextGate had left it: the before gates passed, then the preflight.
+      gate_ = gate_order_.size();
+      preflight_done_ = true;
+      reattaching_ = true;
+      return StartAttempt(runs_.empty() ? "main" : "baseline_repeat", err);
+  }
+  return true;
 }
 
 bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) {

@@ -18,6 +18,7 @@
 // ([run] moved = "rerun").
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -37,6 +38,18 @@ namespace ratchet {
 
 class Engine;
 
+/// Where an experiment recovered unfinished takes up a step of the earlier
+/// session that outlived it on the executor (a cluster job still queued or
+/// running, or finished with its result kept): the steps before it had
+/// passed, and that step is followed instead of started again.
+struct ResumePoint {
+  enum class Step { kBuild, kGate, kPreflight, kRun };
+  Step step = Step::kRun;
+  size_t gate = 0;   // kGate: its place among the before gates
+  std::string name;  // the step's name (its log): "build", "gate-lint", "preflight", "run-2"
+  std::string what;  // for the user: "build", "gate lint", "preflight", "run"
+};
+
 class ExperimentFlow {
  public:
   /// `exp` has its row in the ledger already (id, parent, phase proposing).
@@ -49,11 +62,18 @@ class ExperimentFlow {
   /// proposal (wants_proposal()), or the rerun's change. False only when
   /// the engine cannot go on.
   bool Start(std::string* err);
-  /// Instead of Start, for an experiment recovered in phase running whose
-  /// next run is still on the executor (Engine::CanReattach): takes that run
-  /// up again where the earlier session left it, after `runs` (what it had
-  /// recorded). The before gates and the preflight had passed.
-  bool Reattach(const std::vector<RunRecord>& runs, std::string* err);
+  /// The step of `exp` (unfinished, with `runs` recorded) that it can take
+  /// up again when `on_executor(name)` says that step is still there: the
+  /// build or a before gate without `serve` (phase building, nothing run
+  /// yet), the preflight, or the run before its decision (its first run, or
+  /// a baseline repeat). nullopt when the experiment cannot be resumed.
+  static std::optional<ResumePoint> FindResume(
+      const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
+      const std::function<bool(const std::string& name)>& on_executor);
+  /// Instead of Start, for an experiment recovered with a ResumePoint:
+  /// takes that step up again where the earlier session left it, after
+  /// `runs` (what it had recorded).
+  bool Reattach(const ResumePoint& at, const std::vector<RunRecord>& runs, std::string* err);
   /// The step name of run `attempt` (1-based): "run", "run-2", ...
   static std::string RunName(int attempt);
   /// The proposer's answer (for the request the engine made).
@@ -96,6 +116,8 @@ class ExperimentFlow {
   bool Commit(const CopyScan& scan, std::string* err);
   bool AfterCommit(std::string* err);
   bool Build(std::string* err);
+  /// The build step (or the first gate when there is none), in phase building.
+  bool StartBuild(std::string* err);
   bool NextGate(std::string* err);
   bool StartPreflight(std::string* err);
   /// The preflight's verdict: "" when it passed, else why it failed.

@@ -17,12 +17,13 @@
 // timed out, whatever the node says). Cancel and the destructor `scancel`.
 //
 // Jobs of an earlier session (ratchet killed with jobs running) are found
-// from their folders at construction. A job of a run that is still running,
+// from their folders at construction. A job of a step that is still running,
 // or that finished with its result file written, can be reattached: the
-// engine resumes its experiment at that run (CanReattach), and Start with a
-// spec of the same log path follows the job instead of submitting another.
-// EndLeftovers then cancels the rest (builds, gates, anything not resumed)
-// and waits until they are gone, so that no job of theirs keeps a slot.
+// engine resumes its experiment at that step (CanReattach; which steps it
+// takes up is ExperimentFlow::FindResume's rule), and Start with a spec of
+// the same log path follows the job instead of submitting another.
+// EndLeftovers then cancels the rest (anything not resumed) and waits until
+// they are gone, so that no job of theirs keeps a slot.
 #pragma once
 
 #include <atomic>

@@ -9,9 +9,11 @@
 #  3. kill -9 of ratchet while 4 run jobs run: the restart reattaches to
 #     them (no job is submitted again, none is cancelled), their experiments
 #     are decided on those runs, and the loop goes on to its end.
-#  4. kill -9 while 2 builds run as jobs: a build is not taken up again; the
-#     restart cancels its job (none holds a slot) and records the experiment
-#     as interrupted.
+#  4. kill -9 while 2 builds run as jobs: the restart reattaches to them
+#     (neither is submitted again nor cancelled) and their experiments are
+#     decided.
+#  5. The same with 2 gate jobs running: the gates are reattached, and the
+#     builds before them, which had passed, do not run again.
 source "$(dirname "$0")/lib.sh"
 
 for tool in munged slurmctld slurmd sbatch squeue scancel; do
@@ -35,8 +37,8 @@ eval "$("$RATCHET_HOME/tests/slurm/cluster" start "$CLUSTER")" || { fail "the te
 # live_jobs: jobs pending or running, one id per line.
 live_jobs() { squeue -h -t pending,running,completing -o %i; }
 
-# make_loop DIR WORKERS TIMEOUT STOP RUN_BODY [BUILD]: a one-parameter
-# search toy.
+# make_loop DIR WORKERS TIMEOUT STOP RUN_BODY [BUILD] [GATE]: a one-parameter
+# search toy; GATE is the command of a before gate named "check".
 make_loop() {
   mkdir -p "$1"
   cat >"$1/ratchet.toml" <<TOML
@@ -67,6 +69,7 @@ type = "float"
 low = 0.0
 high = 1.0
 TOML
+  [ -z "${7:-}" ] || printf '[[gate]]\nname = "check"\ncommand = "%s"\n' "$7" >>"$1/ratchet.toml"
   printf 'X=0.05\n' >"$1/params.env"
   printf '%s\n' ". ./params.env" "echo \"job \$SLURM_JOB_ID\"" "$5" \
     "awk -v x=\"\$X\" 'BEGIN { print \"---\"; printf \"score: %.6f\\n\", (x-0.7)^2 }'" >"$1/run.sh"
@@ -150,26 +153,52 @@ expect_eq "$(git -C "$C" rev-list "$start..ratchet/main")" "$kept" "resumed: bra
 expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
 echo "3: $reattached reattached, $(sql "$C" "SELECT count(*) FROM experiments") experiments"
 
-# --- 4. kill -9 of ratchet with two build jobs running --------------------
+# --- 4. and 5. kill -9 of ratchet with two build or gate jobs running ----
+# slow_step_resumed DIR STEP WHAT: ratchet is killed while two STEP jobs
+# (ratchet-STEP) of candidates run, and restarted; the jobs are followed
+# to their end, once each, and their experiments decided. Each STEP prints
+# "WHAT in job <id>" into its log.
+slow_step_resumed() {
+  local dir=$1 step=$2 what=$3
+  "$RATCHET" run "$dir" >"$dir.out1" 2>&1 &
+  local pid=$!
+  two_at_it() { [ "$(squeue -h -t running -n "ratchet-$step" -o %i | wc -l)" -ge 2 ]; }
+  wait_until 60 two_at_it || fail "never 2 $step jobs at once: $(tail -3 "$dir.out1")"
+  local before
+  before=$(squeue -h -t running -n "ratchet-$step" -o %i | sort)
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  out=$("$RATCHET" run "$dir" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
+  expect_eq "$(echo "$out" | grep -c "reattached to its ${step/-/ }, still on the executor" || true)" \
+    "2" "both $step jobs reattached"
+  expect_not_contains "$out" "cancelled slurm job" "no job of the killed session cancelled"
+  local id log exp_id status
+  for id in $before; do
+    expect_eq "$(squeue -h -t all -j "$id" -o %T)" "COMPLETED" "$step job $id completed"
+    log=$(grep -lx "$what in job $id" "$dir"/.ratchet/runs/*/"$step".log | head -1)
+    [ -n "$log" ] || { fail "no $step log holds job $id"; continue; }
+    exp_id=$(basename "$(dirname "$log")")
+    expect_eq "$(grep -c "^$what in job" "$log")" "1" "#$exp_id's $step log is one job's"
+    status=$(sql "$dir" "SELECT status FROM experiments WHERE id = $exp_id")
+    case $status in keep|discard) ;; *) fail "#$exp_id of $step job $id is $status, not decided" ;; esac
+    expect_eq "$(grep -c '^built in job' "$(dirname "$log")/build.log")" "1" \
+      "#$exp_id built once"
+  done
+  expect_eq "$(sql "$dir" "SELECT count(*) FROM experiments WHERE status = 'interrupted'")" "0" \
+    "nothing interrupted"
+  expect_eq "$(sql "$dir" "SELECT count(*) FROM experiments WHERE phase != 'done'")" "0" \
+    "every experiment done"
+  expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
+  echo "$step: $(echo "$before" | wc -l) jobs reattached"
+}
+
+# The baseline (X=0.05) builds and passes its gate at once; candidates'
+# builds (4.) or gates (5.) take 6 s.
+slow='. ./params.env; case $X in 0.05) ;; *) sleep 6 ;; esac'
 D=$WORK/d
-# The baseline (X=0.05) builds at once; candidates' builds take 60 s.
-make_loop "$D" 2 "60s" "max_experiments = 3" "true" \
-  '. ./params.env; case $X in 0.05) ;; *) sleep 60 ;; esac; echo built'
-"$RATCHET" run "$D" >"$WORK/d1.out" 2>&1 &
-pid=$!
-two_building() { [ "$(squeue -h -t running -n ratchet-build -o %i | wc -l)" -ge 2 ]; }
-wait_until 60 two_building || fail "never 2 build jobs at once: $(tail -3 "$WORK/d1.out")"
-before=$(squeue -h -t running -n ratchet-build -o %i | sort)
-kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
-out=$("$RATCHET" run "$D" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
-for id in $before; do
-  expect_contains "$out" "cancelled slurm job $id" "the restart cancelled build job $id"
-done
-expect_not_contains "$out" "reattached" "a build is not reattached"
-expect_eq "$(squeue -h -t pending,running -o %i | grep -cxF "$before" || true)" "0" \
-  "no job of the killed session still runs"
-expect_eq "$(sql "$D" "SELECT count(*) FROM experiments WHERE status = 'interrupted' AND reason LIKE '%building'")" \
-  "2" "both building experiments interrupted"
-expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
+make_loop "$D" 2 "60s" "max_experiments = 3" "true" "$slow; echo built in job \$SLURM_JOB_ID"
+slow_step_resumed "$D" build "built"
+E=$WORK/e
+make_loop "$E" 2 "60s" "max_experiments = 3" "true" "" "$slow; echo checked in job \$SLURM_JOB_ID"
+slow_step_resumed "$E" gate-check "checked"
 finish
