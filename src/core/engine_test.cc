@@ -45,6 +45,12 @@ class FakeSteering : public Steering {
   int taken = 0;
 };
 
+std::string EnvValue(const RunSpec& spec, const std::string& name) {
+  for (const auto& [k, v] : spec.env)
+    if (k == name) return v;
+  return "";
+}
+
 // A loop on fakes. The "run" scores (x - 7)^2 from x.txt of its working
 // copy; the proposer writes the next value from `values` into x.txt of its.
 class EngineTest : public ::testing::Test {
@@ -899,6 +905,65 @@ TEST_F(EngineTest, ResumeReattachesABuildAGateAndAPreflightStillOnTheExecutor) {
                                                     {4, R"({"step":"preflight"})"}}));
 }
 
+// After the first runs: an after gate, or a confirm run of a would-be keep.
+TEST_F(EngineTest, ResumeReattachesAnAfterGateAndAConfirmRunStillOnTheExecutor) {
+  special["./after"] = [](const RunSpec&) { return Exited(0, ""); };
+  const std::string config =
+      "[[gate]]\nname = \"after\"\ncommand = \"./after\"\nwhen = \"after\"\n"
+      "[accept]\nconfirm = 2\n";
+  RunLoop(config + "[stop]\nmax_experiments = 1\n");
+  std::string err;
+  // #2 (x=20, worse than the baseline's 36) was in its after gate; #3 (x=6)
+  // had won its selection run and one of its two confirm runs.
+  auto killed = [&](int x, std::vector<std::string> purposes, const std::string& step) {
+    CopyScan scan;
+    scan.base = "c0";
+    scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
+    scan.contents["x.txt"] = {std::to_string(x), false};
+    std::string sha;
+    repo.CommitScan(scan, "candidate", &sha, &err);
+    Experiment e;
+    e.phase = Phase::kRunning;
+    e.parent_commit = "c0";
+    e.candidate_commit = sha;
+    e.proposer = "script";
+    ledger.InsertExperiment(&e, &err);
+    for (size_t k = 0; k < purposes.size(); ++k) {
+      RunRecord r;
+      r.experiment_id = e.id;
+      r.attempt = static_cast<int>(k) + 1;
+      r.purpose = purposes[k];
+      r.metric = (x - 7.0) * (x - 7.0);
+      r.metrics["score"] = *r.metric;
+      ledger.AddRun(r, &err);
+    }
+    repo.copies["/loop/.ratchet/work/" + std::to_string(e.id)] = repo.commits[sha];
+    steps.reattachable.insert("/loop/.ratchet/runs/" + std::to_string(e.id) + "/" + step + ".log");
+    return sha;
+  };
+  killed(20, {"main"}, "gate-after");
+  const std::string winner = killed(6, {"main", "confirm"}, "run-3");
+  const size_t calls_before = steps.calls.size();
+  Engine engine(Config(config + "[stop]\nmax_experiments = 3\n"), Deps());
+  ASSERT_TRUE(engine.Preflight(&err)) << err;
+  StopSummary summary;
+  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
+  std::map<int, std::vector<std::string>> started;
+  for (size_t i = calls_before; i < steps.calls.size(); ++i)
+    started[std::stoi(EnvValue(steps.calls[i], "RATCHET_EXPERIMENT"))].push_back(
+        steps.calls[i].log_path.substr(steps.calls[i].log_path.rfind('/') + 1));
+  EXPECT_EQ(started[2], std::vector<std::string>{"gate-after.log"}) << "then judged: worse";
+  EXPECT_EQ(started[3], std::vector<std::string>{"run-3.log"}) << "the last confirm run only";
+  EXPECT_EQ(StatusOf(2), Status::kDiscard) << Exp(2).reason;
+  EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
+  EXPECT_EQ(Tip(), winner);
+  std::vector<std::string> attempts;
+  for (const RunRecord& r : ledger.runs)
+    if (r.experiment_id == 3) attempts.push_back(std::to_string(r.attempt) + " " + r.purpose);
+  EXPECT_EQ(attempts, (std::vector<std::string>{"1 main", "2 confirm", "3 confirm"}));
+  EXPECT_EQ(Exp(3).metric_n, 2) << "decided on the two confirm runs";
+}
+
 TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {
   std::string err;
   Experiment e;  // the baseline, killed during its second of three runs
@@ -1200,12 +1265,6 @@ min_runs = 1
   ASSERT_FALSE(Exp(2).warnings.empty());
   EXPECT_NE(Exp(2).warnings.back().find("no run-to-run noise"), std::string::npos)
       << Exp(2).warnings.back();
-}
-
-std::string EnvValue(const RunSpec& spec, const std::string& name) {
-  for (const auto& [k, v] : spec.env)
-    if (k == name) return v;
-  return "";
 }
 
 TEST_F(EngineTest, APreflightCatchesLateCrashesAndNanInSecondsAndLetsHealthyRunsThrough) {

@@ -43,11 +43,12 @@ std::string FailLine(const std::string& output) {
 // Engine-measured values, which no printed line may override.
 constexpr const char* kMeasuredPrefix = "run.";
 
-// The indexes of the gates that run before the runs, in order.
-std::vector<size_t> BeforeGates(const LoopConfig& config) {
+// The indexes of the gates that run `when` (before or after the runs), in
+// order.
+std::vector<size_t> GatesRun(const LoopConfig& config, GateConfig::When when) {
   std::vector<size_t> order;
   for (size_t i = 0; i < config.gates.size(); ++i)
-    if (config.gates[i].when == GateConfig::When::kBefore) order.push_back(i);
+    if (config.gates[i].when == when) order.push_back(i);
   return order;
 }
 
@@ -246,7 +247,7 @@ bool ExperimentFlow::Build(std::string* err) {
 }
 
 bool ExperimentFlow::StartBuild(std::string* err) {
-  gate_order_ = BeforeGates(engine_->config_);
+  gate_order_ = GatesRun(engine_->config_, GateConfig::When::kBefore);
   gate_ = 0;
   after_gates_done_ = false;
   const LoopConfig& c = engine_->config_;
@@ -437,38 +438,59 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
   auto at = [](ResumePoint::Step step, std::string name, std::string what, size_t gate = 0) {
     return std::optional<ResumePoint>(ResumePoint{step, gate, std::move(name), std::move(what)});
   };
+  // The steps of a stage run one after another, each only once the one
+  // before it passed: the one still on the executor is where the experiment
+  // was. A gate with `serve` ran on this machine, and ended with ratchet.
+  auto gate_on_executor = [&](GateConfig::When when, ResumePoint::Step step) {
+    const std::vector<size_t> order = GatesRun(config, when);
+    for (size_t k = 0; k < order.size(); ++k) {
+      const GateConfig& gate = config.gates[order[k]];
+      if (gate.serve.empty() && on_executor("gate-" + gate.name))
+        return at(step, "gate-" + gate.name, "gate " + gate.name, k);
+    }
+    return std::optional<ResumePoint>();
+  };
   if (exp.phase == Phase::kBuilding) {
     // Building again after runs (a winner run again on a moved incumbent)
     // is not resumed: what its runs were for is not in the ledger.
     if (measured > 0) return std::nullopt;
     if (!config.build.empty() && on_executor("build"))
       return at(ResumePoint::Step::kBuild, "build", "build");
-    // The steps run one after another, each only once the one before it
-    // passed: the one still on the executor is where the experiment was.
-    // A gate with `serve` ran on this machine, and ended with ratchet.
-    const std::vector<size_t> order = BeforeGates(config);
-    for (size_t k = 0; k < order.size(); ++k) {
-      const GateConfig& gate = config.gates[order[k]];
-      if (gate.serve.empty() && on_executor("gate-" + gate.name))
-        return at(ResumePoint::Step::kGate, "gate-" + gate.name, "gate " + gate.name, k);
-    }
-    return std::nullopt;
+    return gate_on_executor(GateConfig::When::kBefore, ResumePoint::Step::kGate);
   }
   if (exp.phase != Phase::kRunning) return std::nullopt;
   if (measured == 0 && !preflight_recorded && config.preflight_s > 0 && !exp.baseline &&
       on_executor("preflight"))
     return at(ResumePoint::Step::kPreflight, "preflight", "preflight");
-  // Judged, confirming or in the after gates: not resumable.
   const int first_runs = exp.baseline ? config.baseline_repeats : 1;
-  if (measured >= first_runs || !on_executor(RunName(measured + 1))) return std::nullopt;
-  return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
+  if (measured < first_runs) {
+    if (!on_executor(RunName(measured + 1))) return std::nullopt;
+    return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
+  }
+  // Past the first runs: the after gates, one after another, then the
+  // decision, which may have asked for confirm runs (never the baseline's).
+  // Runs again on a moved incumbent are not resumed, as above.
+  const bool moved = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) {
+    return r.attempt >= 1 && r.purpose != "main" && r.purpose != "baseline_repeat" &&
+           r.purpose != "confirm";
+  });
+  if (moved) return std::nullopt;
+  const int confirms = static_cast<int>(std::count_if(
+      runs.begin(), runs.end(), [](const RunRecord& r) { return r.purpose == "confirm"; }));
+  if (confirms == 0) {
+    if (auto gate = gate_on_executor(GateConfig::When::kAfter, ResumePoint::Step::kAfterGate))
+      return gate;
+  }
+  if (exp.baseline || confirms >= config.confirm || !on_executor(RunName(measured + 1)))
+    return std::nullopt;
+  return at(ResumePoint::Step::kConfirm, RunName(measured + 1), "confirm run");
 }
 
 bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord>& runs,
                               std::string* err) {
   for (const RunRecord& r : runs)
     if (r.attempt >= 1) runs_.push_back(r);
-  gate_order_ = BeforeGates(engine_->config_);
+  gate_order_ = GatesRun(engine_->config_, GateConfig::When::kBefore);
   after_gates_done_ = false;
   switch (at.step) {
     case ResumePoint::Step::kBuild:
@@ -486,6 +508,28 @@ bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord
       preflight_done_ = true;
       reattaching_ = true;
       return StartAttempt(runs_.empty() ? "main" : "baseline_repeat", err);
+    case ResumePoint::Step::kAfterGate:
+      // Where AttemptMeasured had left it: the first runs were recorded.
+      preflight_done_ = true;
+      gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+      gate_ = at.gate;
+      after_gates_done_ = true;
+      StartGate(err);
+      return true;
+    case ResumePoint::Step::kConfirm: {
+      // Where Judge had left it: the after gates passed, and the selection
+      // run asked for confirmation (the confirm runs since are recorded).
+      preflight_done_ = true;
+      gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+      gate_ = gate_order_.size();
+      after_gates_done_ = true;
+      confirming_ = true;
+      auto first_confirm = std::find_if(runs_.begin(), runs_.end(),
+                                        [](const RunRecord& r) { return r.purpose == "confirm"; });
+      confirm_from_ = static_cast<int>(first_confirm - runs_.begin());
+      reattaching_ = true;
+      return StartAttempt("confirm", err);
+    }
   }
   return true;
 }
@@ -632,9 +676,7 @@ bool ExperimentFlow::AttemptMeasured(std::string* err) {
   std::string problem;
   if (!engine_->CheckTrusted(&problem, err)) return false;
   if (!problem.empty()) return Finish(Status::kOutOfScope, problem + " during the run", err);
-  gate_order_.clear();
-  for (size_t i = 0; i < engine_->config_.gates.size(); ++i)
-    if (engine_->config_.gates[i].when == GateConfig::When::kAfter) gate_order_.push_back(i);
+  gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
   gate_ = 0;
   after_gates_done_ = true;
   if (gate_order_.empty()) return Judge(err);

@@ -43,11 +43,11 @@ class Engine;
 /// running, or finished with its result kept): the steps before it had
 /// passed, and that step is followed instead of started again.
 struct ResumePoint {
-  enum class Step { kBuild, kGate, kPreflight, kRun };
+  enum class Step { kBuild, kGate, kPreflight, kRun, kAfterGate, kConfirm };
   Step step = Step::kRun;
-  size_t gate = 0;   // kGate: its place among the before gates
+  size_t gate = 0;   // kGate, kAfterGate: its place among the before or after gates
   std::string name;  // the step's name (its log): "build", "gate-lint", "preflight", "run-2"
-  std::string what;  // for the user: "build", "gate lint", "preflight", "run"
+  std::string what;  // for the user: "build", "gate lint", "preflight", "run", "confirm run"
 };
 
 class ExperimentFlow {
@@ -65,8 +65,9 @@ class ExperimentFlow {
   /// The step of `exp` (unfinished, with `runs` recorded) that it can take
   /// up again when `on_executor(name)` says that step is still there: the
   /// build or a before gate without `serve` (phase building, nothing run
-  /// yet), the preflight, or the run before its decision (its first run, or
-  /// a baseline repeat). nullopt when the experiment cannot be resumed.
+  /// yet), the preflight, a first run (or a baseline repeat), an after gate
+  /// without `serve`, or a confirm run. Not a winner's runs again on a
+  /// moved incumbent. nullopt when the experiment cannot be resumed.
   static std::optional<ResumePoint> FindResume(
       const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
       const std::function<bool(const std::string& name)>& on_executor);

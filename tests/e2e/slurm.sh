@@ -14,6 +14,7 @@
 #     decided.
 #  5. The same with 2 gate jobs running: the gates are reattached, and the
 #     builds before them, which had passed, do not run again.
+#  6. The same with 2 confirm runs of would-be keeps running.
 source "$(dirname "$0")/lib.sh"
 
 for tool in munged slurmctld slurmd sbatch squeue scancel; do
@@ -153,13 +154,13 @@ expect_eq "$(git -C "$C" rev-list "$start..ratchet/main")" "$kept" "resumed: bra
 expect_eq "$(live_jobs)" "" "no job left after the resumed loop"
 echo "3: $reattached reattached, $(sql "$C" "SELECT count(*) FROM experiments") experiments"
 
-# --- 4. and 5. kill -9 of ratchet with two build or gate jobs running ----
-# slow_step_resumed DIR STEP WHAT: ratchet is killed while two STEP jobs
-# (ratchet-STEP) of candidates run, and restarted; the jobs are followed
-# to their end, once each, and their experiments decided. Each STEP prints
-# "WHAT in job <id>" into its log.
+# --- 4. to 6. kill -9 of ratchet with two build, gate or confirm jobs ----
+# slow_step_resumed DIR STEP WHAT NOTE: ratchet is killed while two STEP
+# jobs (ratchet-STEP) of candidates run, and restarted; it says "reattached
+# to its NOTE" for each, the jobs are followed to their end, once each, and
+# their experiments decided. Each STEP prints "WHAT in job <id>" into its log.
 slow_step_resumed() {
-  local dir=$1 step=$2 what=$3
+  local dir=$1 step=$2 what=$3 note=$4
   "$RATCHET" run "$dir" >"$dir.out1" 2>&1 &
   local pid=$!
   two_at_it() { [ "$(squeue -h -t running -n "ratchet-$step" -o %i | wc -l)" -ge 2 ]; }
@@ -169,7 +170,7 @@ slow_step_resumed() {
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
   out=$("$RATCHET" run "$dir" 2>&1) || stopped_by_rule || fail "the resumed run failed: $(echo "$out" | tail -3)"
-  expect_eq "$(echo "$out" | grep -c "reattached to its ${step/-/ }, still on the executor" || true)" \
+  expect_eq "$(echo "$out" | grep -c "reattached to its $note, still on the executor" || true)" \
     "2" "both $step jobs reattached"
   expect_not_contains "$out" "cancelled slurm job" "no job of the killed session cancelled"
   local id log exp_id status
@@ -197,8 +198,13 @@ slow_step_resumed() {
 slow='. ./params.env; case $X in 0.05) ;; *) sleep 6 ;; esac'
 D=$WORK/d
 make_loop "$D" 2 "60s" "max_experiments = 3" "true" "$slow; echo built in job \$SLURM_JOB_ID"
-slow_step_resumed "$D" build "built"
+slow_step_resumed "$D" build "built" "build"
 E=$WORK/e
 make_loop "$E" 2 "60s" "max_experiments = 3" "true" "" "$slow; echo checked in job \$SLURM_JOB_ID"
-slow_step_resumed "$E" gate-check "checked"
+slow_step_resumed "$E" gate-check "checked" "gate check"
+# 6.: would-be keeps (every X above 0.05) confirm with a run that takes 6 s.
+F=$WORK/f
+make_loop "$F" 2 "60s" $'max_experiments = 3\n[accept]\nconfirm = 1' \
+  'if [ "$RATCHET_ATTEMPT" -ge 2 ]; then sleep 6; echo "confirmed in job $SLURM_JOB_ID"; fi'
+slow_step_resumed "$F" run-2 "confirmed" "confirm run"
 finish
