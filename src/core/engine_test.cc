@@ -129,6 +129,67 @@ class EngineTest : public ::testing::Test {
     return summary;
   }
 
+  // A candidate (x.txt = x, parent c0) that a killed session left in
+  // `phase` with the runs of `purposes` recorded (each scoring `metric`,
+  // default (x - 7)^2), its working copy in place and its step `step` still
+  // on the executor. `adjust` changes its row first. Returns its id.
+  int KilledAt(Phase phase, int x, const std::string& step,
+               const std::vector<std::string>& purposes = {},
+               std::optional<double> metric = std::nullopt,
+               const std::function<void(Experiment*)>& adjust = nullptr) {
+    CopyScan scan;
+    scan.base = "c0";
+    scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
+    scan.contents["x.txt"] = {std::to_string(x), false};
+    std::string sha, err;
+    repo.CommitScan(scan, "candidate", &sha, &err);
+    Experiment e;
+    e.phase = phase;
+    e.parent_commit = "c0";
+    e.candidate_commit = sha;
+    e.proposer = "script";
+    if (adjust) adjust(&e);
+    EXPECT_TRUE(ledger.InsertExperiment(&e, &err)) << err;
+    for (size_t k = 0; k < purposes.size(); ++k) {
+      RunRecord r;
+      r.experiment_id = e.id;
+      r.attempt = static_cast<int>(k) + 1;
+      r.purpose = purposes[k];
+      r.metric = metric.value_or((x - 7.0) * (x - 7.0));
+      r.metrics["score"] = *r.metric;
+      ledger.AddRun(r, &err);
+    }
+    repo.copies["/loop/.ratchet/work/" + std::to_string(e.id)] = repo.commits[sha];
+    steps.reattachable.insert("/loop/.ratchet/runs/" + std::to_string(e.id) + "/" + step + ".log");
+    return e.id;
+  }
+  // The log names of the steps started since call `from`, by experiment.
+  std::map<int, std::vector<std::string>> StartedSince(size_t from) {
+    std::map<int, std::vector<std::string>> started;
+    for (size_t i = from; i < steps.calls.size(); ++i)
+      started[std::stoi(EnvValue(steps.calls[i], "RATCHET_EXPERIMENT"))].push_back(
+          steps.calls[i].log_path.substr(steps.calls[i].log_path.rfind('/') + 1));
+    return started;
+  }
+  // A new session on `config` after the killed one: the log names of the
+  // steps it started, by experiment.
+  std::map<int, std::vector<std::string>> Resume(const LoopConfig& config) {
+    const size_t calls_before = steps.calls.size();
+    Engine engine(config, Deps());
+    std::string err;
+    EXPECT_TRUE(engine.Preflight(&err)) << err;
+    StopSummary summary;
+    EXPECT_TRUE(engine.Run(&summary, &err)) << err;
+    return StartedSince(calls_before);
+  }
+  // Each experiment's runs in the ledger: "attempt purpose".
+  std::map<int, std::vector<std::string>> Attempts() {
+    std::map<int, std::vector<std::string>> attempts;
+    for (const RunRecord& r : ledger.runs)
+      attempts[r.experiment_id].push_back(std::to_string(r.attempt) + " " + r.purpose);
+    return attempts;
+  }
+
   Status StatusOf(int id) { return ledger.experiments.at(id - 1).status; }
   const Experiment& Exp(int id) { return ledger.experiments.at(id - 1); }
   std::string Tip() { return repo.refs["refs/heads/ratchet/main"]; }
@@ -853,43 +914,14 @@ TEST_F(EngineTest, ResumeReattachesABuildAGateAndAPreflightStillOnTheExecutor) {
       "[[gate]]\nname = \"grad\"\ncommand = \"./grad\"\n";
   auto preflight = [](LoopConfig* c) { c->preflight_s = 1; };
   RunLoop(config + "[stop]\nmax_experiments = 1\n", preflight);
-  std::string err;
   // Experiments 2, 3 and 4, killed in their build, their second gate and
   // their preflight: candidates worse than the baseline (x=1, score 36).
-  const std::vector<std::pair<Phase, std::string>> killed = {
-      {Phase::kBuilding, "build"}, {Phase::kBuilding, "gate-grad"}, {Phase::kRunning, "preflight"}};
-  for (size_t k = 0; k < killed.size(); ++k) {
-    CopyScan scan;
-    scan.base = "c0";
-    scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
-    scan.contents["x.txt"] = {std::to_string(20 + k), false};
-    std::string sha;
-    repo.CommitScan(scan, "candidate", &sha, &err);
-    Experiment e;
-    e.phase = killed[k].first;
-    e.parent_commit = "c0";
-    e.candidate_commit = sha;
-    e.proposer = "script";
-    ledger.InsertExperiment(&e, &err);
-    repo.copies["/loop/.ratchet/work/" + std::to_string(e.id)] = repo.commits[sha];
-    steps.reattachable.insert("/loop/.ratchet/runs/" + std::to_string(e.id) + "/" +
-                              killed[k].second + ".log");
-  }
-  const size_t calls_before = steps.calls.size();
+  KilledAt(Phase::kBuilding, 20, "build");
+  KilledAt(Phase::kBuilding, 21, "gate-grad");
+  KilledAt(Phase::kRunning, 22, "preflight");
   LoopConfig resumed = Config(config + "[stop]\nmax_experiments = 4\n");
   preflight(&resumed);
-  Engine engine(resumed, Deps());
-  ASSERT_TRUE(engine.Preflight(&err)) << err;
-  StopSummary summary;
-  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
-  std::map<int, std::vector<std::string>> started;  // log names, by experiment
-  for (size_t i = calls_before; i < steps.calls.size(); ++i) {
-    const std::string& log = steps.calls[i].log_path;
-    const std::string prefix = "/loop/.ratchet/runs/";
-    const size_t slash = log.find('/', prefix.size());
-    started[std::stoi(log.substr(prefix.size(), slash - prefix.size()))].push_back(
-        log.substr(slash + 1));
-  }
+  std::map<int, std::vector<std::string>> started = Resume(resumed);
   using Names = std::vector<std::string>;
   EXPECT_EQ(started[2],
             (Names{"build.log", "gate-lint.log", "gate-grad.log", "preflight.log", "run.log"}));
@@ -912,56 +944,45 @@ TEST_F(EngineTest, ResumeReattachesAnAfterGateAndAConfirmRunStillOnTheExecutor) 
       "[[gate]]\nname = \"after\"\ncommand = \"./after\"\nwhen = \"after\"\n"
       "[accept]\nconfirm = 2\n";
   RunLoop(config + "[stop]\nmax_experiments = 1\n");
-  std::string err;
   // #2 (x=20, worse than the baseline's 36) was in its after gate; #3 (x=6)
   // had won its selection run and one of its two confirm runs.
-  auto killed = [&](int x, std::vector<std::string> purposes, const std::string& step) {
-    CopyScan scan;
-    scan.base = "c0";
-    scan.changes = {{FileChange::Kind::kModified, "x.txt"}};
-    scan.contents["x.txt"] = {std::to_string(x), false};
-    std::string sha;
-    repo.CommitScan(scan, "candidate", &sha, &err);
-    Experiment e;
-    e.phase = Phase::kRunning;
-    e.parent_commit = "c0";
-    e.candidate_commit = sha;
-    e.proposer = "script";
-    ledger.InsertExperiment(&e, &err);
-    for (size_t k = 0; k < purposes.size(); ++k) {
-      RunRecord r;
-      r.experiment_id = e.id;
-      r.attempt = static_cast<int>(k) + 1;
-      r.purpose = purposes[k];
-      r.metric = (x - 7.0) * (x - 7.0);
-      r.metrics["score"] = *r.metric;
-      ledger.AddRun(r, &err);
-    }
-    repo.copies["/loop/.ratchet/work/" + std::to_string(e.id)] = repo.commits[sha];
-    steps.reattachable.insert("/loop/.ratchet/runs/" + std::to_string(e.id) + "/" + step + ".log");
-    return sha;
-  };
-  killed(20, {"main"}, "gate-after");
-  const std::string winner = killed(6, {"main", "confirm"}, "run-3");
-  const size_t calls_before = steps.calls.size();
-  Engine engine(Config(config + "[stop]\nmax_experiments = 3\n"), Deps());
-  ASSERT_TRUE(engine.Preflight(&err)) << err;
-  StopSummary summary;
-  ASSERT_TRUE(engine.Run(&summary, &err)) << err;
-  std::map<int, std::vector<std::string>> started;
-  for (size_t i = calls_before; i < steps.calls.size(); ++i)
-    started[std::stoi(EnvValue(steps.calls[i], "RATCHET_EXPERIMENT"))].push_back(
-        steps.calls[i].log_path.substr(steps.calls[i].log_path.rfind('/') + 1));
+  KilledAt(Phase::kRunning, 20, "gate-after", {"main"});
+  const std::string winner =
+      Exp(KilledAt(Phase::kRunning, 6, "run-3", {"main", "confirm"})).candidate_commit;
+  std::map<int, std::vector<std::string>> started =
+      Resume(Config(config + "[stop]\nmax_experiments = 3\n"));
   EXPECT_EQ(started[2], std::vector<std::string>{"gate-after.log"}) << "then judged: worse";
   EXPECT_EQ(started[3], std::vector<std::string>{"run-3.log"}) << "the last confirm run only";
   EXPECT_EQ(StatusOf(2), Status::kDiscard) << Exp(2).reason;
   EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
   EXPECT_EQ(Tip(), winner);
-  std::vector<std::string> attempts;
-  for (const RunRecord& r : ledger.runs)
-    if (r.experiment_id == 3) attempts.push_back(std::to_string(r.attempt) + " " + r.purpose);
-  EXPECT_EQ(attempts, (std::vector<std::string>{"1 main", "2 confirm", "3 confirm"}));
+  EXPECT_EQ(Attempts()[3], (std::vector<std::string>{"1 main", "2 confirm", "3 confirm"}));
   EXPECT_EQ(Exp(3).metric_n, 2) << "decided on the two confirm runs";
+}
+
+// A winner run again on its moved incumbent ([run] moved = "rerun"): its
+// rebased commit's build, or its run again, is taken up, and the decision
+// is made on the runs again alone.
+TEST_F(EngineTest, ResumeReattachesTheRunAgainOfAMovedWinner) {
+  special["make"] = [](const RunSpec&) { return Exited(0, ""); };
+  const std::string config = "build = \"make\"\nmoved = \"rerun\"\n";
+  RunLoop(config + "[stop]\nmax_experiments = 1\n");
+  // Each won its first run (0.5) on its old parent; the row holds the
+  // commit rebased onto the baseline, and the one it had tried.
+  auto moved = [](Experiment* e) { e->tried_commit = "c9"; };
+  const std::string winner =
+      Exp(KilledAt(Phase::kRunning, 6, "run-2", {"main"}, 0.5, moved)).candidate_commit;
+  KilledAt(Phase::kBuilding, 20, "build", {"main"}, 0.5, moved);
+  std::map<int, std::vector<std::string>> started =
+      Resume(Config(config + "[stop]\nmax_experiments = 3\n"));
+  EXPECT_EQ(started[2], std::vector<std::string>{"run-2.log"});
+  EXPECT_EQ(started[3], (std::vector<std::string>{"build.log", "run-2.log"}));
+  EXPECT_EQ(StatusOf(2), Status::kKeep) << Exp(2).reason;
+  EXPECT_NEAR(*Exp(2).metric, 1, 1e-9) << "(6 - 7)^2 from the run again, not 0.5";
+  EXPECT_EQ(Tip(), winner);
+  EXPECT_EQ(StatusOf(3), Status::kDiscard) << Exp(3).reason;
+  for (int id : {2, 3})
+    EXPECT_EQ(Attempts()[id], (std::vector<std::string>{"1 main", "2 rerun"})) << "#" << id;
 }
 
 TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {

@@ -435,8 +435,12 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
       std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt >= 1; }));
   const bool preflight_recorded =
       std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt == 0; });
-  auto at = [](ResumePoint::Step step, std::string name, std::string what, size_t gate = 0) {
-    return std::optional<ResumePoint>(ResumePoint{step, gate, std::move(name), std::move(what)});
+  // A winner run again on its moved incumbent: MovedIncumbent kept the
+  // commit it had tried and wrote its new parent before the build.
+  const bool rerun = config.moved == "rerun" && !exp.tried_commit.empty();
+  auto at = [rerun](ResumePoint::Step step, std::string name, std::string what, size_t gate = 0) {
+    return std::optional<ResumePoint>(
+        ResumePoint{step, gate, std::move(name), std::move(what), rerun});
   };
   // The steps of a stage run one after another, each only once the one
   // before it passed: the one still on the executor is where the experiment
@@ -451,32 +455,31 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
     return std::optional<ResumePoint>();
   };
   if (exp.phase == Phase::kBuilding) {
-    // Building again after runs (a winner run again on a moved incumbent)
-    // is not resumed: what its runs were for is not in the ledger.
-    if (measured > 0) return std::nullopt;
+    if (measured > 0 && !rerun) return std::nullopt;  // only a rerun builds after runs
     if (!config.build.empty() && on_executor("build"))
       return at(ResumePoint::Step::kBuild, "build", "build");
     return gate_on_executor(GateConfig::When::kBefore, ResumePoint::Step::kGate);
   }
   if (exp.phase != Phase::kRunning) return std::nullopt;
+  const int first_runs = exp.baseline ? config.baseline_repeats : 1;
+  auto count = [&](const char* purpose) {
+    return static_cast<int>(std::count_if(
+        runs.begin(), runs.end(), [&](const RunRecord& r) { return r.purpose == purpose; }));
+  };
+  if (rerun) {  // its runs again, then the decision: no preflight, no after gates
+    if (count("rerun") >= first_runs || !on_executor(RunName(measured + 1))) return std::nullopt;
+    return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
+  }
   if (measured == 0 && !preflight_recorded && config.preflight_s > 0 && !exp.baseline &&
       on_executor("preflight"))
     return at(ResumePoint::Step::kPreflight, "preflight", "preflight");
-  const int first_runs = exp.baseline ? config.baseline_repeats : 1;
   if (measured < first_runs) {
     if (!on_executor(RunName(measured + 1))) return std::nullopt;
     return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
   }
   // Past the first runs: the after gates, one after another, then the
   // decision, which may have asked for confirm runs (never the baseline's).
-  // Runs again on a moved incumbent are not resumed, as above.
-  const bool moved = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) {
-    return r.attempt >= 1 && r.purpose != "main" && r.purpose != "baseline_repeat" &&
-           r.purpose != "confirm";
-  });
-  if (moved) return std::nullopt;
-  const int confirms = static_cast<int>(std::count_if(
-      runs.begin(), runs.end(), [](const RunRecord& r) { return r.purpose == "confirm"; }));
+  const int confirms = count("confirm");
   if (confirms == 0) {
     if (auto gate = gate_on_executor(GateConfig::When::kAfter, ResumePoint::Step::kAfterGate))
       return gate;
@@ -492,6 +495,14 @@ bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord
     if (r.attempt >= 1) runs_.push_back(r);
   gate_order_ = GatesRun(engine_->config_, GateConfig::When::kBefore);
   after_gates_done_ = false;
+  if (at.rerun) {
+    // Where MovedIncumbent had left it: its runs again from the first
+    // "rerun" one (none yet while it builds).
+    rerun_ = true;
+    auto first = std::find_if(runs_.begin(), runs_.end(),
+                              [](const RunRecord& r) { return r.purpose == "rerun"; });
+    rerun_from_ = static_cast<int>(first - runs_.begin());
+  }
   switch (at.step) {
     case ResumePoint::Step::kBuild:
       return StartBuild(err);
@@ -507,7 +518,7 @@ bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord
       gate_ = gate_order_.size();
       preflight_done_ = true;
       reattaching_ = true;
-      return StartAttempt(runs_.empty() ? "main" : "baseline_repeat", err);
+      return StartAttempt(rerun_ ? "rerun" : runs_.empty() ? "main" : "baseline_repeat", err);
     case ResumePoint::Step::kAfterGate:
       // Where AttemptMeasured had left it: the first runs were recorded.
       preflight_done_ = true;

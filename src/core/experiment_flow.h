@@ -48,6 +48,7 @@ struct ResumePoint {
   size_t gate = 0;   // kGate, kAfterGate: its place among the before or after gates
   std::string name;  // the step's name (its log): "build", "gate-lint", "preflight", "run-2"
   std::string what;  // for the user: "build", "gate lint", "preflight", "run", "confirm run"
+  bool rerun = false;  // kBuild, kGate, kRun: of a winner run again on its moved incumbent
 };
 
 class ExperimentFlow {
@@ -66,8 +67,9 @@ class ExperimentFlow {
   /// up again when `on_executor(name)` says that step is still there: the
   /// build or a before gate without `serve` (phase building, nothing run
   /// yet), the preflight, a first run (or a baseline repeat), an after gate
-  /// without `serve`, or a confirm run. Not a winner's runs again on a
-  /// moved incumbent. nullopt when the experiment cannot be resumed.
+  /// without `serve`, or a confirm run; or, for a winner run again on its
+  /// moved incumbent ([run] moved = "rerun"), the build, a before gate or a
+  /// run of that. nullopt when the experiment cannot be resumed.
   static std::optional<ResumePoint> FindResume(
       const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
       const std::function<bool(const std::string& name)>& on_executor);
