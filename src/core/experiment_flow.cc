@@ -428,8 +428,9 @@ std::string ExperimentFlow::RunName(int attempt) {
 std::optional<ResumePoint> ExperimentFlow::FindResume(
     const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
     const std::function<bool(const std::string& name)>& on_executor) {
-  // A `ratchet rerun` starts over from its proposal; a decided experiment
-  // only has its side effects left (Engine::RecoverOne).
+  // A `ratchet rerun` is not taken up (which experiment it runs again is
+  // not in its row), and a decided experiment only has its side effects
+  // left (Engine::RecoverOne).
   if (exp.status != Status::kNone || exp.proposer == "rerun") return std::nullopt;
   const int measured = static_cast<int>(
       std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt >= 1; }));
