@@ -319,7 +319,7 @@ std::optional<ResumePoint> Engine::FindResume(const Experiment& exp,
   if (!deps_.workspace->Exists(".ratchet/work/" + std::to_string(exp.id))) return std::nullopt;
   const ExperimentPaths paths = PathsOf(deps_.workspace->root(), exp.id);
   return ExperimentFlow::FindResume(config_, exp, runs, [&](const std::string& name) {
-    return deps_.steps->CanReattach(paths.run_dir + "/" + name + ".log");
+    return deps_.steps->CanReattach(paths.Log(name));
   });
 }
 

@@ -43,6 +43,9 @@ std::string FailLine(const std::string& output) {
 // Engine-measured values, which no printed line may override.
 constexpr const char* kMeasuredPrefix = "run.";
 
+// The step name of a gate: its log is gate-<name>.log.
+std::string GateStep(const GateConfig& gate) { return "gate-" + gate.name; }
+
 // The indexes of the gates that run `when` (before or after the runs), in
 // order.
 std::vector<size_t> GatesRun(const LoopConfig& config, GateConfig::When when) {
@@ -326,7 +329,7 @@ std::string ExperimentFlow::ServeFailure(const std::string& name) const {
 void ExperimentFlow::StartGate(std::string* err) {
   (void)err;
   const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
-  const std::string name = "gate-" + gate.name;
+  const std::string name = GateStep(gate);
   stage_ = Stage::kGate;
   gate_result_.reset();
   serve_steps_.clear();
@@ -450,8 +453,8 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
     const std::vector<size_t> order = GatesRun(config, when);
     for (size_t k = 0; k < order.size(); ++k) {
       const GateConfig& gate = config.gates[order[k]];
-      if (gate.serve.empty() && on_executor("gate-" + gate.name))
-        return at(step, "gate-" + gate.name, "gate " + gate.name, k);
+      if (gate.serve.empty() && on_executor(GateStep(gate)))
+        return at(step, GateStep(gate), "gate " + gate.name, k);
     }
     return std::optional<ResumePoint>();
   };
@@ -522,19 +525,15 @@ bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord
       return StartAttempt(rerun_ ? "rerun" : runs_.empty() ? "main" : "baseline_repeat", err);
     case ResumePoint::Step::kAfterGate:
       // Where AttemptMeasured had left it: the first runs were recorded.
-      preflight_done_ = true;
-      gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+      AfterTheFirstRuns();
       gate_ = at.gate;
-      after_gates_done_ = true;
       StartGate(err);
       return true;
     case ResumePoint::Step::kConfirm: {
       // Where Judge had left it: the after gates passed, and the selection
       // run asked for confirmation (the confirm runs since are recorded).
-      preflight_done_ = true;
-      gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+      AfterTheFirstRuns();
       gate_ = gate_order_.size();
-      after_gates_done_ = true;
       confirming_ = true;
       auto first_confirm = std::find_if(runs_.begin(), runs_.end(),
                                         [](const RunRecord& r) { return r.purpose == "confirm"; });
@@ -544,6 +543,12 @@ bool ExperimentFlow::Reattach(const ResumePoint& at, const std::vector<RunRecord
     }
   }
   return true;
+}
+
+void ExperimentFlow::AfterTheFirstRuns() {
+  preflight_done_ = true;
+  gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+  after_gates_done_ = true;
 }
 
 bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) {
@@ -688,9 +693,8 @@ bool ExperimentFlow::AttemptMeasured(std::string* err) {
   std::string problem;
   if (!engine_->CheckTrusted(&problem, err)) return false;
   if (!problem.empty()) return Finish(Status::kOutOfScope, problem + " during the run", err);
-  gate_order_ = GatesRun(engine_->config_, GateConfig::When::kAfter);
+  AfterTheFirstRuns();
   gate_ = 0;
-  after_gates_done_ = true;
   if (gate_order_.empty()) return Judge(err);
   StartGate(err);
   return true;
@@ -711,7 +715,7 @@ bool ExperimentFlow::OnStep(StepRunner::StepId id, const RunResult& result, std:
       if (!TakeServeResult(id, result)) gate_result_ = result;
       if (!pending_.empty()) return true;  // the other half of a gate with `serve`
       const GateConfig& gate = engine_->config_.gates[gate_order_[gate_]];
-      const std::string name = "gate-" + gate.name;
+      const std::string name = GateStep(gate);
       if (!after_gates_done_) exp_.build_s += gate_result_->wall_s;
       if (engine_->CancelRequested() || gate_result_->end == RunResult::End::kCancelled)
         return Finish(Status::kInterrupted, "stopped by the user during a gate", err);

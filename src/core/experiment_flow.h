@@ -126,6 +126,9 @@ class ExperimentFlow {
   /// The preflight's verdict: "" when it passed, else why it failed.
   std::string PreflightFailure(const RunResult& r) const;
   bool StartAttempt(const std::string& purpose, std::string* err);
+  /// The state once the first runs are recorded: the after gates are next
+  /// (gate_order_ holds them; gate_ is the caller's).
+  void AfterTheFirstRuns();
   bool AttemptMeasured(std::string* err);
   bool Judge(std::string* err);
   bool Conclude(bool keep, const std::string& reason, std::string* err);

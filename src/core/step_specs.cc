@@ -61,6 +61,10 @@ std::string ExperimentPaths::Home(const std::string& step) const {
   return run_dir + "/home/" + step;
 }
 
+std::string ExperimentPaths::Log(const std::string& step) const {
+  return run_dir + "/" + step + ".log";
+}
+
 ExperimentPaths PathsOf(const std::string& loop, int experiment_id) {
   ExperimentPaths p;
   p.loop = loop;
@@ -140,7 +144,7 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
   spec.env = StepEnv(config, exp, paths, step);
   spec.timeout_s = step.timeout_s;
   spec.grace_s = config.grace_s;
-  spec.log_path = paths.run_dir + "/" + step.name + ".log";
+  spec.log_path = paths.Log(step.name);
   spec.log_limit_bytes = config.log_limit_bytes;
   const std::string artifacts = paths.Artifacts(step.attempt);
   // The candidate's code has no use for the user's credentials.
@@ -177,7 +181,7 @@ RunSpec StepSpec(const LoopConfig& config, const Experiment& exp, const Experime
       break;
     case StepKind::kServe:
       spec.cwd = paths.copy;
-      spec.log_path = paths.run_dir + "/" + step.name + ".log";
+      spec.log_path = paths.Log(step.name);
       AddCopy(paths, plan, Mount::Kind::kReadOnly, &s);
       // Optional: a gate's partner runs before any run has saved anything.
       s.mounts.push_back({artifacts, "", Mount::Kind::kReadOnly, true});

@@ -35,6 +35,9 @@ struct ExperimentPaths {
   std::string Artifacts(int attempt) const;
   /// The scratch $HOME of one step: <run_dir>/home/<step>.
   std::string Home(const std::string& step) const;
+  /// The log of one step: <run_dir>/<step>.log (what a batch executor's
+  /// CanReattach is asked about, too).
+  std::string Log(const std::string& step) const;
 };
 ExperimentPaths PathsOf(const std::string& loop, int experiment_id);
 
