@@ -525,7 +525,7 @@ bool Engine::StartExperiment(std::string* err) {
   // steering: `ratchet rerun DIR ID` comes before the proposer's next idea.
   RerunRequest rerun;
   const bool is_rerun = !exp.baseline && deps_.steering && deps_.steering->TakeRerun(&rerun);
-  if (is_rerun) exp.proposer = "rerun";
+  if (is_rerun) exp.proposer = kRerunByHand;
   exp.started_at = deps_.clock->WallSeconds();
   // The lowest free worker slot.
   std::vector<bool> busy(static_cast<size_t>(std::max(1, config_.workers)), false);

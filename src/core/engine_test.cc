@@ -985,6 +985,34 @@ TEST_F(EngineTest, ResumeReattachesTheRunAgainOfAMovedWinner) {
     EXPECT_EQ(Attempts()[id], (std::vector<std::string>{"1 main", "2 rerun"})) << "#" << id;
 }
 
+// A `ratchet rerun` is taken up like any candidate, and still run in full:
+// its row says it is one, so no preflight comes in after its build.
+TEST_F(EngineTest, ResumeReattachesARerunByHandAndStillRunsItInFull) {
+  special["make"] = [](const RunSpec&) { return Exited(0, ""); };
+  run_override = [&](const RunSpec& spec) {  // progress, so that a preflight would pass
+    const double x = std::stod(repo.copies.at(spec.cwd).at("x.txt"));
+    return Exited(
+        0, "progress: elapsed=1 loss=2\n---\nscore: " + std::to_string((x - 7) * (x - 7)) + "\n",
+        2);
+  };
+  const std::string config = "build = \"make\"\n";
+  auto preflight = [](LoopConfig* c) { c->preflight_s = 1; };
+  RunLoop(config + "[stop]\nmax_experiments = 1\n", preflight);
+  auto by_hand = [](Experiment* e) { e->proposer = kRerunByHand; };
+  KilledAt(Phase::kBuilding, 20, "build", {}, std::nullopt, by_hand);
+  const std::string winner =
+      Exp(KilledAt(Phase::kRunning, 6, "run", {}, std::nullopt, by_hand)).candidate_commit;
+  LoopConfig resumed = Config(config + "[stop]\nmax_experiments = 3\n");
+  preflight(&resumed);
+  std::map<int, std::vector<std::string>> started = Resume(resumed);
+  EXPECT_EQ(started[2], (std::vector<std::string>{"build.log", "run.log"})) << "no preflight";
+  EXPECT_EQ(started[3], std::vector<std::string>{"run.log"});
+  EXPECT_EQ(StatusOf(2), Status::kDiscard) << Exp(2).reason;
+  EXPECT_EQ(StatusOf(3), Status::kKeep) << Exp(3).reason;
+  EXPECT_EQ(Tip(), winner);
+  for (int id : {2, 3}) EXPECT_EQ(Attempts()[id], std::vector<std::string>{"1 main"}) << "#" << id;
+}
+
 TEST_F(EngineTest, ABaselineRepeatIsReattachedAfterTheRunsItHadRecorded) {
   std::string err;
   Experiment e;  // the baseline, killed during its second of three runs

@@ -45,6 +45,10 @@ const char* StatusName(Status status);
 /// Parses a name written by PhaseName/StatusName; false if unknown.
 bool ParsePhase(const std::string& name, Phase* phase);
 bool ParseStatus(const std::string& name, Status* status);
+/// The proposer of an experiment that `ratchet rerun` asked for: another
+/// experiment's change, run in full (no preflight, no pruning).
+inline constexpr char kRerunByHand[] = "rerun";
+
 /// True for statuses that count as a failure of the proposer/candidate in a
 /// row (the circuit breaker): everything except keep, discard and interrupted.
 bool IsFailureStatus(Status status);
@@ -97,7 +101,7 @@ struct Experiment {
   /// What ran, when it differs from candidate_commit (a winner rebased onto
   /// an incumbent that moved while it ran); "" otherwise.
   std::string tried_commit;
-  std::string proposer;       // proposer kind, e.g. "script", "search"
+  std::string proposer;       // proposer kind, e.g. "script", "search", kRerunByHand
   std::string description;    // one line
   std::string hypothesis;
   std::string params_json;    // parameter values chosen (search), "" if none

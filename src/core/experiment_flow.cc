@@ -350,7 +350,7 @@ bool ExperimentFlow::NextGate(std::string* err) {
   }
   if (!after_gates_done_) {  // the before gates passed: the runs
     if (!Enter(Phase::kRunning, err)) return false;
-    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !rerun_of_ &&
+    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !InFull() &&
         !preflight_done_)
       return StartPreflight(err);
     return StartAttempt(rerun_ ? "rerun" : "main", err);
@@ -431,10 +431,8 @@ std::string ExperimentFlow::RunName(int attempt) {
 std::optional<ResumePoint> ExperimentFlow::FindResume(
     const LoopConfig& config, const Experiment& exp, const std::vector<RunRecord>& runs,
     const std::function<bool(const std::string& name)>& on_executor) {
-  // A `ratchet rerun` is not taken up (which experiment it runs again is
-  // not in its row), and a decided experiment only has its side effects
-  // left (Engine::RecoverOne).
-  if (exp.status != Status::kNone || exp.proposer == "rerun") return std::nullopt;
+  // A decided experiment only has its side effects left (Engine::RecoverOne).
+  if (exp.status != Status::kNone) return std::nullopt;
   const int measured = static_cast<int>(
       std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.attempt >= 1; }));
   const bool preflight_recorded =
@@ -475,7 +473,7 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
     return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
   }
   if (measured == 0 && !preflight_recorded && config.preflight_s > 0 && !exp.baseline &&
-      on_executor("preflight"))
+      exp.proposer != kRerunByHand && on_executor("preflight"))
     return at(ResumePoint::Step::kPreflight, "preflight", "preflight");
   if (measured < first_runs) {
     if (!on_executor(RunName(measured + 1))) return std::nullopt;
@@ -569,7 +567,7 @@ bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) 
   // (`ratchet rerun`).
   pruner_.reset();
   prune_requested_ = false;
-  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !rerun_of_ && !reattaching_)
+  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !InFull() && !reattaching_)
     pruner_ = std::make_unique<Pruner>(c.prune, c.budget_s);
   reattaching_ = false;
   const double started = engine_->deps_.clock->MonotonicSeconds();

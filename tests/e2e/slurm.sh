@@ -15,6 +15,7 @@
 #  5. The same with 2 gate jobs running: the gates are reattached, and the
 #     builds before them, which had passed, do not run again.
 #  6. The same with 2 confirm runs of would-be keeps running.
+#  7. The same with the run of a `ratchet rerun`, which is still run in full.
 source "$(dirname "$0")/lib.sh"
 
 for tool in munged slurmctld slurmd sbatch squeue scancel; do
@@ -207,4 +208,34 @@ F=$WORK/f
 make_loop "$F" 2 "60s" $'max_experiments = 3\n[accept]\nconfirm = 1' \
   'if [ "$RATCHET_ATTEMPT" -ge 2 ]; then sleep 6; echo "confirmed in job $SLURM_JOB_ID"; fi'
 slow_step_resumed "$F" run-2 "confirmed" "confirm run"
+
+# --- 7. kill -9 while a `ratchet rerun` of a discarded change runs ---------
+# The baseline is the optimum (X=0.7), so #2 is discarded; #3 runs #2's
+# change again in full, and its run takes 6 s.
+G=$WORK/g
+make_loop "$G" 1 "60s" "max_experiments = 2" \
+  'if [ "$RATCHET_EXPERIMENT" = 3 ]; then sleep 6; echo "reran in job $SLURM_JOB_ID"; fi'
+printf 'X=0.7\n' >"$G/params.env"
+git -C "$G" commit -qam "the optimum" || fail "commit failed"
+out=$("$RATCHET" run "$G" 2>&1) || stopped_by_rule || fail "the first session failed: $(echo "$out" | tail -3)"
+expect_eq "$(sql "$G" "SELECT status FROM experiments WHERE id = 2")" "discard" "#2 discarded"
+"$RATCHET" rerun "$G" 2 >/dev/null 2>&1 || fail "ratchet rerun 2 was refused"
+"$RATCHET" run "$G" --max-experiments 3 >"$WORK/g1.out" 2>&1 &
+pid=$!
+rerun_running() { [ -n "$(squeue -h -t running -n ratchet-run -o %i)" ] &&
+  [ "$(sql "$G" "SELECT count(*) FROM experiments WHERE id = 3")" = 1 ]; }
+wait_until 60 rerun_running || fail "the rerun's run never ran: $(tail -3 "$WORK/g1.out")"
+job=$(squeue -h -t running -n ratchet-run -o %i)
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+out=$("$RATCHET" run "$G" --max-experiments 3 2>&1) || stopped_by_rule ||
+  fail "the resumed run failed: $(echo "$out" | tail -3)"
+expect_contains "$out" "#3: reattached to its run, still on the executor" "the rerun reattached"
+expect_not_contains "$out" "cancelled slurm job" "its job was not cancelled"
+expect_eq "$(squeue -h -t all -j "$job" -o %T)" "COMPLETED" "the rerun's job $job completed"
+expect_eq "$(grep -c '^reran in job' "$G/.ratchet/runs/3/run.log")" "1" "the rerun ran once"
+expect_eq "$(sql "$G" "SELECT proposer || ' ' || status FROM experiments WHERE id = 3")" \
+  "rerun discard" "#3, the rerun, decided on that run"
+expect_eq "$(live_jobs)" "" "no job left after the rerun"
+echo "7: the rerun's job $job reattached"
 finish
