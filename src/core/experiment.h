@@ -132,6 +132,10 @@ struct Experiment {
   bool AddMechanisms(const std::vector<std::string>& names);
 };
 
+/// True for an experiment `ratchet rerun` asked for (proposer kRerunByHand):
+/// it is run in full, with no preflight and no pruning, in any session.
+inline bool RunInFull(const Experiment& e) { return e.proposer == kRerunByHand; }
+
 /// The first full run of an experiment (attempt 1) among `runs`, or null:
 /// its curve is the one the pruner and `ratchet show` compare.
 const RunRecord* FirstFullRun(const std::vector<RunRecord>& runs);

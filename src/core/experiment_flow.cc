@@ -46,6 +46,12 @@ constexpr const char* kMeasuredPrefix = "run.";
 // The step name of a gate: its log is gate-<name>.log.
 std::string GateStep(const GateConfig& gate) { return "gate-" + gate.name; }
 
+// Whether `exp`'s first run comes after a preflight (nor does a winner run
+// again on its moved incumbent get one, which the caller checks).
+bool HasPreflight(const LoopConfig& config, const Experiment& exp) {
+  return config.preflight_s > 0 && !exp.baseline && !RunInFull(exp);
+}
+
 // The indexes of the gates that run `when` (before or after the runs), in
 // order.
 std::vector<size_t> GatesRun(const LoopConfig& config, GateConfig::When when) {
@@ -350,8 +356,7 @@ bool ExperimentFlow::NextGate(std::string* err) {
   }
   if (!after_gates_done_) {  // the before gates passed: the runs
     if (!Enter(Phase::kRunning, err)) return false;
-    if (engine_->config_.preflight_s > 0 && !exp_.baseline && !rerun_ && !InFull() &&
-        !preflight_done_)
+    if (HasPreflight(engine_->config_, exp_) && !rerun_ && !preflight_done_)
       return StartPreflight(err);
     return StartAttempt(rerun_ ? "rerun" : "main", err);
   }
@@ -472,8 +477,7 @@ std::optional<ResumePoint> ExperimentFlow::FindResume(
     if (count("rerun") >= first_runs || !on_executor(RunName(measured + 1))) return std::nullopt;
     return at(ResumePoint::Step::kRun, RunName(measured + 1), "run");
   }
-  if (measured == 0 && !preflight_recorded && config.preflight_s > 0 && !exp.baseline &&
-      exp.proposer != kRerunByHand && on_executor("preflight"))
+  if (measured == 0 && !preflight_recorded && HasPreflight(config, exp) && on_executor("preflight"))
     return at(ResumePoint::Step::kPreflight, "preflight", "preflight");
   if (measured < first_runs) {
     if (!on_executor(RunName(measured + 1))) return std::nullopt;
@@ -567,7 +571,7 @@ bool ExperimentFlow::StartAttempt(const std::string& purpose, std::string* err) 
   // (`ratchet rerun`).
   pruner_.reset();
   prune_requested_ = false;
-  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !InFull() && !reattaching_)
+  if (c.prune.enabled() && purpose == "main" && !exp_.baseline && !RunInFull(exp_) && !reattaching_)
     pruner_ = std::make_unique<Pruner>(c.prune, c.budget_s);
   reattaching_ = false;
   const double started = engine_->deps_.clock->MonotonicSeconds();

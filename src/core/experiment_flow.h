@@ -129,9 +129,6 @@ class ExperimentFlow {
   /// The state once the first runs are recorded: the after gates are next
   /// (gate_order_ holds them; gate_ is the caller's).
   void AfterTheFirstRuns();
-  /// `ratchet rerun` asked for it: no preflight, no pruning. Its row says
-  /// so, so a session that takes it up after a crash runs it in full too.
-  bool InFull() const { return exp_.proposer == kRerunByHand; }
   bool AttemptMeasured(std::string* err);
   bool Judge(std::string* err);
   bool Conclude(bool keep, const std::string& reason, std::string* err);
