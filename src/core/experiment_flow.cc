@@ -46,8 +46,9 @@ constexpr const char* kMeasuredPrefix = "run.";
 // The step name of a gate: its log is gate-<name>.log.
 std::string GateStep(const GateConfig& gate) { return "gate-" + gate.name; }
 
-// Whether `exp`'s first run comes after a preflight (nor does a winner run
-// again on its moved incumbent get one, which the caller checks).
+// Whether `exp`'s first run comes after a preflight: not for the baseline
+// or a `ratchet rerun`. A winner run again on its moved incumbent gets none
+// either; the callers check that themselves (rerun_, or FindResume's rerun).
 bool HasPreflight(const LoopConfig& config, const Experiment& exp) {
   return config.preflight_s > 0 && !exp.baseline && !RunInFull(exp);
 }
